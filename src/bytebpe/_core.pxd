@@ -1,0 +1,61 @@
+# cython: language_level=3
+# distutils: language = c++
+"""The contract of the compiled core: its C types, tables and the GIL/error behaviour of each routine.
+
+A `MergeTable` is immutable once built and is shared by every `CoreBPE` made from it (an encoding and the
+encodings derived from it by `with_special_tokens` share one table, so registering specials costs nothing).
+"""
+from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
+from libcpp.vector cimport vector
+
+# A token id; for a mergeable token it is also its merge priority (lower merges first).
+ctypedef uint32_t Rank
+
+# Rank of a byte string that is not a mergeable token. Above every real id: ids are capped below 2**31.
+cdef enum:
+    NO_RANK = 0xFFFFFFFF
+
+
+# One slot of the token hash table. Tokens are mostly short, so their first 8 bytes live in the slot:
+# a lookup of a token up to 8 bytes long touches this slot alone.
+cdef struct Slot:
+    uint64_t head           # first 8 bytes of the token, zero padded
+    uint32_t rank_plus_one  # 0 marks an empty slot
+    uint32_t length
+
+
+cdef class MergeTable:
+    # All token bytes back to back; token `id` is blob[token_start[id] : token_start[id] + token_len[id]].
+    cdef vector[uint8_t] blob
+    cdef vector[uint32_t] token_start   # id -> offset into blob
+    cdef vector[int32_t] token_len      # id -> length in bytes, -1 where the id is a gap
+    # Two open-addressing hash tables (linear probing, load factor <= 1/2). BPE ranks follow frequency,
+    # so the tokens ranked below HOT_RANKS get a small table of their own that stays in L2 cache and
+    # answers most lookups; the rest live in the large table. Each token is in exactly one of them.
+    cdef vector[Slot] hot_slots
+    cdef uint64_t hot_mask
+    cdef vector[Slot] cold_slots
+    cdef uint64_t cold_mask
+    # Bloom filter over all tokens (two bits per token from the hash's high bits, ~16 bits per token).
+    # The merge loop mostly asks about spans that are *not* tokens; the filter answers those from L2
+    # cache instead of a probe into the large table.
+    cdef vector[uint64_t] bloom
+    cdef uint64_t bloom_mask            # in bits
+    cdef Rank byte_rank[256]            # rank of each single byte, NO_RANK when absent
+    cdef vector[Rank] pair_of_bytes_rank  # (b0 << 8 | b1) -> rank of that 2-byte token: the merge loop's
+                                          # first lookups, answered by one array read
+    cdef Py_ssize_t max_token_len       # no lookup of a longer span can hit, so it is skipped
+    cdef readonly Py_ssize_t n_tokens
+    cdef readonly Py_ssize_t max_rank
+
+    # Pure lookups: never allocate, never fail.
+    cdef Rank rank_of(self, const uint8_t* data, Py_ssize_t n) noexcept nogil
+    # Append the BPE ids of one piece to `out`. Returns 0, or 1 when a byte of the piece has no rank
+    # (the table lacks a single-byte token); raises MemoryError (with the GIL) when allocation fails.
+    cdef int encode_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
+    # Like encode_piece, for a piece already known not to be a whole token.
+    cdef int merge_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
+    cdef int _merge_by_scan(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
+    cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
+    cdef void _insert(self, vector[Slot]& slots, uint64_t mask, Rank rank) noexcept
+    cdef bytes _token_bytes(self, Py_ssize_t rank)

@@ -1,0 +1,102 @@
+"""A persistent thread pool and the chunking that spreads a batch of documents over it.
+
+tiktoken creates a ThreadPoolExecutor per batch call, which costs more than it saves on short batches. Here
+one pool lives for the process; a batch is cut into a few chunks of similar byte size, each chunk is encoded
+by one call into the compiled core (which merges with the GIL released), and results come back in order.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# Below this many characters in a whole batch, threads cost more than they save: encode it in one call.
+SERIAL_BATCH_CHARS = 64 * 1024
+# Chunks per worker: more than one so that a slow chunk does not leave the other cores idle at the end.
+CHUNKS_PER_WORKER = 4
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def pool_size() -> int:
+    """Threads in the shared pool: one per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def shared_pool() -> ThreadPoolExecutor:
+    """The process-wide pool, created on first use (and again in a forked child, which has no threads)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=pool_size(), thread_name_prefix="bytebpe")
+        return _pool
+
+
+def _forget_pool_after_fork() -> None:
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
+def split_by_size(texts: Sequence[str], n_chunks: int) -> list[Sequence[str]]:
+    """Cut `texts` into at most `n_chunks` consecutive runs of roughly equal total length.
+
+    >>> [list(c) for c in split_by_size(["aaaa", "b", "c", "dddd"], 2)]
+    [['aaaa', 'b'], ['c', 'dddd']]
+    """
+    total = sum(len(text) for text in texts)
+    target = max(1, -(-total // max(1, n_chunks)))
+    chunks: list[Sequence[str]] = []
+    start = size = 0
+    for i, text in enumerate(texts):
+        size += len(text)
+        if size >= target:
+            chunks.append(texts[start : i + 1])
+            start, size = i + 1, 0
+    if start < len(texts):
+        chunks.append(texts[start:])
+    return chunks
+
+
+def map_chunks(
+    encode_chunk: Callable[[Sequence[str]], T], texts: Sequence[str], num_threads: int
+) -> list[T]:
+    """Apply `encode_chunk` to consecutive chunks of `texts` on at most `num_threads` pool threads.
+
+    Each of the `workers` tasks pulls the next chunk until none are left (so a slow chunk does not stall
+    the others); results are returned in input order whatever order they finish in.
+    """
+    total = sum(len(text) for text in texts)
+    workers = min(max(1, int(num_threads)), pool_size())
+    if workers == 1 or total < SERIAL_BATCH_CHARS or len(texts) < 2:
+        return [encode_chunk(texts)]
+    chunks = split_by_size(texts, workers * CHUNKS_PER_WORKER)
+    results: list[T | None] = [None] * len(chunks)
+    next_chunk = iter(range(len(chunks)))
+    take_lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with take_lock:
+                index = next(next_chunk, None)
+            if index is None:
+                return
+            results[index] = encode_chunk(chunks[index])
+
+    pool = shared_pool()
+    futures: list[Future[None]] = [pool.submit(work) for _ in range(min(workers, len(chunks)))]
+    for future in futures:
+        future.result()     # re-raises the first error of a worker
+    return results  # type: ignore[return-value]  # every slot was filled, or result() raised

@@ -1,0 +1,476 @@
+"""`Encoding`: tiktoken's API over the compiled core — special-token policy, str <-> bytes, batching, pickling.
+
+The core only knows bytes, ranks and a pre-tokenizer callable; everything a user can get wrong is checked
+here, before any work, with the error types tiktoken uses.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import types
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NoReturn
+
+import regex
+
+from . import _core, batching
+from ._core import InvalidTokenError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+AllowedSpecial = Literal["all"] | AbstractSet[str]
+DisallowedSpecial = Literal["all"] | Collection[str]
+
+
+class Encoding:
+    """A byte-level BPE encoding: a split pattern, mergeable ranks and special tokens.
+
+    Drop-in for ``tiktoken.Encoding``: same constructor, methods, special-token rules and error types, and
+    the same ids.
+
+    >>> enc = bytebpe.get_encoding("cl100k_base")       # doctest: +SKIP
+    >>> enc.encode("hello world")                       # doctest: +SKIP
+    [15339, 1917]
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        pat_str: str,
+        mergeable_ranks: Mapping[bytes, int],
+        special_tokens: Mapping[str, int],
+        explicit_n_vocab: int | None = None,
+    ) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
+        if not isinstance(mergeable_ranks, Mapping):
+            raise TypeError(f"mergeable_ranks must be a mapping of bytes to int, got {type(mergeable_ranks).__name__}")
+        if not isinstance(mergeable_ranks, dict):
+            mergeable_ranks = dict(mergeable_ranks)
+        table = _core.MergeTable(mergeable_ranks)
+        self._setup(name, pat_str, mergeable_ranks, table, special_tokens)
+        if explicit_n_vocab is not None:
+            expected = len(mergeable_ranks) + len(self._special_tokens)
+            if expected != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1:
+                raise ValueError(
+                    f"explicit_n_vocab={explicit_n_vocab}, but there are {len(mergeable_ranks)} mergeable "
+                    f"and {len(self._special_tokens)} special tokens with a largest id of {self.max_token_value}")
+
+    def _setup(
+        self,
+        name: str,
+        pat_str: str,
+        mergeable_ranks: dict[bytes, int],
+        table: _core.MergeTable,
+        special_tokens: Mapping[str, int],
+    ) -> None:
+        """Everything but building the merge table, so that derived encodings can share one."""
+        self.name = name
+        self._pat_str = pat_str
+        self._pattern = _compile_pattern(pat_str)
+        self._mergeable_ranks = mergeable_ranks
+        self._special_tokens = _checked_special_tokens(special_tokens, table)
+        self._table = table
+        self._core = _core.CoreBPE(table, self._special_tokens)
+        self._special_token_values = frozenset(self._special_tokens.values())
+        self._all_special = frozenset(self._special_tokens)
+        self.max_token_value: int = max(table.max_rank, max(self._special_token_values, default=0))
+        # regex releases the GIL around every match unless told not to, which costs ~25% when only one
+        # thread runs; batch workers, which want the parallelism, use the concurrent variant.
+        if self._pattern.groups:
+            # findall would return groups instead of whole matches; the pieces are the whole matches.
+            findall = functools.partial(_whole_matches, self._pattern)
+            self._findall = self._findall_concurrent = findall
+        else:
+            self._findall = functools.partial(self._pattern.findall, concurrent=False)
+            self._findall_concurrent = functools.partial(self._pattern.findall, concurrent=True)
+
+    def __repr__(self) -> str:
+        return f"<Encoding {self.name!r}>"
+
+    # ==== encoding ===============================================================================
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Ids of `text`, treating special-token text as ordinary text.
+
+        Equivalent to ``encode(text, disallowed_special=())``.
+        """
+        text = _check_text(text)
+        try:
+            return self._core.encode(self._findall, None, text)
+        except UnicodeEncodeError:
+            return self._core.encode(self._findall, None, _replace_surrogates(text))
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006  (tiktoken's signature; never mutated)
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
+        """Ids of `text`, with tiktoken's special-token rules.
+
+        Text equal to a special token raises ``ValueError`` unless that token is in `allowed_special`
+        (then it becomes the special id) or left out of `disallowed_special` (then it is ordinary text).
+        ``allowed_special="all"`` allows every special token; ``disallowed_special=()`` disables the check.
+        Where allowed special tokens overlap in the text, the leftmost wins, and of those starting at the
+        same place the longest.
+        """
+        text = _check_text(text)
+        special_split = self._special_split(text, allowed_special, disallowed_special)
+        try:
+            return self._core.encode(self._findall, special_split, text)
+        except UnicodeEncodeError:
+            return self._core.encode(self._findall, special_split, _replace_surrogates(text))
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> npt.NDArray[np.uint32]:
+        """Like `encode`, as a uint32 numpy array filled straight from the core's buffer."""
+        text = _check_text(text)
+        special_split = self._special_split(text, allowed_special, disallowed_special)
+        try:
+            return self._core.encode_to_numpy(self._findall, special_split, text)
+        except UnicodeEncodeError:
+            return self._core.encode_to_numpy(self._findall, special_split, _replace_surrogates(text))
+
+    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        """`encode_ordinary` of each text, on up to `num_threads` threads of a shared pool; results in order."""
+        texts = _check_texts(text)
+        return _flatten(batching.map_chunks(
+            functools.partial(self._encode_chunk, None), texts, num_threads))
+
+    def encode_batch(
+        self,
+        text: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[list[int]]:
+        """`encode` of each text, on up to `num_threads` threads of a shared pool; results in order."""
+        texts = _check_texts(text)
+        search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
+        for item in texts:
+            _check_disallowed(search_disallowed, item)
+        return _flatten(batching.map_chunks(
+            functools.partial(self._encode_chunk, special_split), texts, num_threads))
+
+    def encode_batch_to_numpy(
+        self,
+        text: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """All texts' ids as one flat uint32 array, plus int64 `offsets` (len(text) + 1 boundaries).
+
+        Text i is ``ids[offsets[i]:offsets[i + 1]]``; no per-token Python objects are created.
+        """
+        import numpy as np
+
+        texts = _check_texts(text)
+        search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
+        for item in texts:
+            _check_disallowed(search_disallowed, item)
+        parts = batching.map_chunks(
+            functools.partial(self._encode_chunk, special_split, flat=True), texts, num_threads)
+        ids = np.concatenate([part_ids for part_ids, _ in parts]) if parts else np.empty(0, np.uint32)
+        offsets = [np.zeros(1, np.int64)]
+        base = 0
+        for part_ids, part_offsets in parts:
+            offsets.append(part_offsets[1:] + base)
+            base += len(part_ids)
+        return ids, np.concatenate(offsets)
+
+    def _encode_chunk(self, special_split: Any, texts: Sequence[str], flat: bool = False) -> Any:
+        if not isinstance(texts, list):
+            texts = list(texts)
+        try:
+            return self._core.encode_batch(self._findall_concurrent, special_split, texts, flat)
+        except UnicodeEncodeError:
+            return self._core.encode_batch(
+                self._findall_concurrent, special_split, [_replace_surrogates(t) for t in texts], flat)
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of text (or bytes) that is exactly one token, special tokens included; else ``KeyError``."""
+        if isinstance(text_or_bytes, str):
+            special = self._special_tokens.get(text_or_bytes)
+            if special is not None:
+                return special
+            token = text_or_bytes.encode("utf-8")
+        elif isinstance(text_or_bytes, (bytes, bytearray, memoryview)):
+            token = bytes(text_or_bytes)
+        else:
+            raise TypeError(f"expected str or bytes, got {type(text_or_bytes).__name__}")
+        rank = self._table.rank(token)
+        if rank is not None:
+            return rank
+        try:
+            return self._special_tokens[token.decode("utf-8")]
+        except (UnicodeDecodeError, KeyError):
+            raise InvalidTokenError(f"{text_or_bytes!r} is not a single token of {self.name}") from None
+
+    def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
+        """BPE of text or bytes as one piece, with no pre-tokenization and no special tokens."""
+        if isinstance(text_or_bytes, str):
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        return self._table.encode_single_piece(bytes(text_or_bytes))
+
+    # ==== decoding ===============================================================================
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        """The bytes of `tokens`; an id outside the vocabulary raises ``KeyError`` (also a ``ValueError``)."""
+        return self._core.decode_bytes(tokens)
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+        """The text of `tokens`. Lossy by default: bytes that are not valid UTF-8 become U+FFFD."""
+        return self._core.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token, special tokens included."""
+        return self._core.decode_single_token_bytes(token)
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """The bytes of each token, for showing how text was split."""
+        return [self._core.decode_single_token_bytes(token) for token in tokens]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """The text of `tokens` and, for each token, the index in that text of the first character it touches.
+
+        A token that starts inside a multi-byte character gets that character's index. Raises
+        ``UnicodeDecodeError`` when the bytes are not valid UTF-8, as tiktoken does.
+        """
+        token_bytes = self.decode_tokens_bytes(tokens)
+        offsets = []
+        chars = 0
+        for piece in token_bytes:
+            starts_inside_char = 0x80 <= piece[0] < 0xC0
+            offsets.append(max(0, chars - starts_inside_char))
+            # Every byte that is not a UTF-8 continuation byte starts a character.
+            chars += sum(1 for byte in piece if not 0x80 <= byte < 0xC0)
+        return b"".join(token_bytes).decode("utf-8", errors="strict"), offsets
+
+    def decode_batch(
+        self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
+    ) -> list[str]:
+        """`decode` of each sequence of ids."""
+        return [self.decode(tokens, errors=errors) for tokens in batch]
+
+    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
+        """`decode_bytes` of each sequence of ids."""
+        return [self._core.decode_bytes(tokens) for tokens in batch]
+
+    # ==== the vocabulary =========================================================================
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every mergeable token, sorted (as tiktoken returns them)."""
+        return sorted(self._table.token_byte_values())
+
+    @property
+    def mergeable_ranks(self) -> Mapping[bytes, int]:
+        """Read-only view of token bytes -> rank."""
+        return types.MappingProxyType(self._mergeable_ranks)
+
+    @property
+    def special_tokens(self) -> Mapping[str, int]:
+        """Read-only view of special token text -> id."""
+        return types.MappingProxyType(self._special_tokens)
+
+    @property
+    def eot_token(self) -> int:
+        return self._special_tokens["<|endoftext|>"]
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        return set(self._special_tokens)
+
+    def is_special_token(self, token: int) -> bool:
+        if not isinstance(token, int):
+            raise TypeError(f"token ids are int, got {type(token).__name__}")
+        return token in self._special_token_values
+
+    @property
+    def n_vocab(self) -> int:
+        """``max_token_value + 1`` (ids may have gaps; see `max_token_value`)."""
+        return self.max_token_value + 1
+
+    # ==== derived encodings and pickling =========================================================
+
+    def with_special_tokens(self, special_tokens: Mapping[str, int], *, name: str | None = None) -> Encoding:
+        """A new encoding with these special tokens added, sharing this one's merge tables (no rebuild).
+
+        An empty token, an id that is already a mergeable token or another special token, or a token
+        already registered with another id is a ``ValueError``.
+        """
+        if not isinstance(special_tokens, Mapping):
+            raise TypeError(f"special_tokens must be a mapping of str to int, got {type(special_tokens).__name__}")
+        owner_of_id = {token: text for text, token in self._special_tokens.items()}
+        for text, token in special_tokens.items():
+            if text in self._special_tokens and self._special_tokens[text] != token:
+                raise ValueError(
+                    f"special token {text!r} is already registered with id {self._special_tokens[text]}")
+            if owner_of_id.setdefault(token, text) != text:
+                raise ValueError(f"id {token} of {text!r} is already the special token {owner_of_id[token]!r}")
+        derived = Encoding.__new__(Encoding)
+        derived._setup(
+            name if name is not None else f"{self.name}+specials",
+            self._pat_str,
+            self._mergeable_ranks,
+            self._table,
+            {**self._special_tokens, **special_tokens},
+        )
+        return derived
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        from . import registry
+
+        # A named encoding travels as its name (loaded again from the files on the other side);
+        # anything else by value.
+        if registry.registered_encoding(self.name) is self:
+            return (registry.get_encoding, (self.name,))
+        return (
+            _rebuild_encoding,
+            (self.name, self._pat_str, self._mergeable_ranks, self._special_tokens),
+        )
+
+    # ==== special-token policy ===================================================================
+
+    def _special_policy(
+        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> tuple[Any, Any]:
+        """(search for the disallowed tokens or None, splitter around the allowed ones or None)."""
+        if allowed_special == "all":
+            allowed = self._all_special
+        elif isinstance(allowed_special, (str, bytes)) or not isinstance(allowed_special, Collection):
+            raise TypeError(f'allowed_special must be "all" or a set of str, got {allowed_special!r}')
+        else:
+            allowed = frozenset(allowed_special)
+        if disallowed_special == "all":
+            disallowed = self._all_special - allowed
+        elif isinstance(disallowed_special, (str, bytes)) or not isinstance(disallowed_special, Collection):
+            raise TypeError(f'disallowed_special must be "all" or a collection of str, got {disallowed_special!r}')
+        else:
+            disallowed = frozenset(disallowed_special)
+        # Strings that are not special tokens of this encoding can never be split out as one.
+        allowed &= self._all_special
+        return (
+            _special_token_regex(disallowed).search if disallowed else None,
+            _special_token_regex(allowed).split if allowed else None,
+        )
+
+    def _special_split(
+        self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> Any:
+        """Check `text` against the disallowed tokens; return the splitter for the allowed ones (or None)."""
+        search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
+        _check_disallowed(search_disallowed, text)
+        return special_split
+
+
+def _rebuild_encoding(
+    name: str, pat_str: str, mergeable_ranks: dict[bytes, int], special_tokens: dict[str, int]
+) -> Encoding:
+    return Encoding(name, pat_str=pat_str, mergeable_ranks=mergeable_ranks, special_tokens=special_tokens)
+
+
+# ==== helpers ======================================================================================
+
+
+def _check_text(text: object) -> str:
+    if not isinstance(text, str):
+        hint = " (decode bytes to str first)" if isinstance(text, (bytes, bytearray)) else ""
+        raise TypeError(f"expected str, got {type(text).__name__}{hint}")
+    return text
+
+
+def _check_texts(texts: object) -> list[str]:
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) and not hasattr(texts, "__iter__"):
+        raise TypeError(f"expected a sequence of str, got {type(texts).__name__}")
+    texts = list(texts)  # type: ignore[call-overload]
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"expected str at index {i}, got {type(text).__name__}")
+    return texts
+
+
+def _replace_surrogates(text: str) -> str:
+    """tiktoken's repair of text with surrogates: join valid surrogate pairs, lone ones become U+FFFD."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _flatten(chunks: list[list[list[int]]]) -> list[list[int]]:
+    if not chunks:
+        return []
+    return chunks[0] if len(chunks) == 1 else [ids for chunk in chunks for ids in chunk]
+
+
+def _whole_matches(pattern: regex.Pattern[str], text: str) -> list[str]:
+    return [match.group() for match in pattern.finditer(text, concurrent=False)]
+
+
+@functools.lru_cache(maxsize=None)
+def _compile_pattern(pat_str: str) -> regex.Pattern[str]:
+    if not isinstance(pat_str, str):
+        raise TypeError(f"pat_str must be a str, got {type(pat_str).__name__}")
+    try:
+        return regex.compile(pat_str)
+    except regex.error as error:
+        raise ValueError(f"pat_str does not compile: {error}") from None
+
+
+@functools.lru_cache(maxsize=256)
+def _special_token_regex(tokens: frozenset[str]) -> re.Pattern[str]:
+    """One capturing group around the tokens, longest first, so that at a given position the longest wins."""
+    for token in tokens:
+        if not isinstance(token, str):
+            raise TypeError(f"special tokens are str, got {type(token).__name__}: {token!r}")
+    ordered = sorted(tokens, key=lambda token: (-len(token), token))
+    return re.compile("(" + "|".join(re.escape(token) for token in ordered) + ")")
+
+
+def _checked_special_tokens(special_tokens: Mapping[str, int], table: _core.MergeTable) -> dict[str, int]:
+    if not isinstance(special_tokens, Mapping):
+        raise TypeError(f"special_tokens must be a mapping of str to int, got {type(special_tokens).__name__}")
+    for text, token in special_tokens.items():
+        if not isinstance(text, str):
+            raise TypeError(f"special tokens are str, got {type(text).__name__}: {text!r}")
+        if not text:
+            raise ValueError("a special token cannot be the empty string")
+        if not isinstance(token, int) or isinstance(token, bool):
+            raise TypeError(f"id of special token {text!r} must be an int, got {type(token).__name__}")
+        if not 0 <= token < 2**31 - 1:
+            raise ValueError(f"id of special token {text!r} is {token}, outside 0..{2**31 - 2}")
+        if table.token_bytes(token) is not None:
+            raise ValueError(
+                f"special token {text!r} has id {token}, which is already the mergeable token "
+                f"{table.token_bytes(token)!r}")
+    # Two names for one id are allowed here, as in tiktoken (o200k_harmony has one such pair: decoding
+    # gives the later name); `with_special_tokens` refuses to create new ones.
+    return dict(special_tokens)
+
+
+def _check_disallowed(search_disallowed: Any, text: str) -> None:
+    if search_disallowed is not None:
+        match = search_disallowed(text)
+        if match:
+            _raise_disallowed_special_token(match.group())
+
+
+def _raise_disallowed_special_token(token: str) -> NoReturn:
+    raise ValueError(
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        f"To encode it as the special token, pass it in `allowed_special`, e.g. "
+        f"`allowed_special={{{token!r}}}` (or `allowed_special=\"all\"`).\n"
+        f"To encode it as normal text, leave it out of the check: "
+        f"`disallowed_special=(enc.special_tokens_set - {{{token!r}}})`, or `disallowed_special=()` for all "
+        f"special tokens.\n"
+    )

@@ -1,0 +1,432 @@
+"""Named encodings: which pattern, vocabulary file (with its pinned sha256) and special tokens
+make up each of OpenAI's encodings, where the files are found, and a per-process cache.
+
+A vocabulary file is looked for, in order, in
+  1. each folder listed in BYTEBPE_DATA_DIR (os.pathsep-separated), under its file name;
+  2. our cache: BYTEBPE_CACHE_DIR, else $XDG_CACHE_HOME/bytebpe, else ~/.cache/bytebpe;
+  3. tiktoken's cache (TIKTOKEN_CACHE_DIR, else DATA_GYM_CACHE_DIR, else <tmp>/data-gym-cache),
+     where an entry is named by the sha1 of the file's download address;
+  4. the official address, over HTTPS, saved into our cache.
+The first file found must match the pinned sha256 or loading stops with VocabularyHashError: a
+corrupt or truncated file is reported, never skipped in favour of the next place.
+"""
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import tempfile
+import threading
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from . import patterns
+from .models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
+from .vocab_io import (
+    VocabularyHashError,
+    data_gym_to_mergeable_bpe_ranks,
+    hash_mismatch_message,
+    load_tiktoken_bpe,
+    sha256_of,
+    write_bytes_atomically,
+)
+
+if TYPE_CHECKING:
+    from .encoding import Encoding
+
+__all__ = [
+    "EncodingSpec",
+    "VocabularyFile",
+    "UnknownEncodingError",
+    "UnknownModelError",
+    "VocabularyHashError",
+    "VocabularyNotFoundError",
+    "ENCODING_SPECS",
+    "list_encoding_names",
+    "encoding_spec",
+    "encoding_spec_kwargs",
+    "ranks_for",
+    "resolve_vocabulary_file",
+    "data_dirs",
+    "cache_dir",
+    "tiktoken_cache_dir",
+    "get_encoding",
+    "registered_encoding",
+    "encoding_name_for_model",
+    "encoding_for_model",
+]
+
+DOWNLOAD_TIMEOUT_SECONDS = 30
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class UnknownEncodingError(KeyError, ValueError):
+    """No encoding has this name. A KeyError for tiktoken compatibility, and a ValueError."""
+
+    def __str__(self) -> str:  # KeyError's own __str__ would print the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownModelError(KeyError, ValueError):
+    """No encoding is known for this model name (a KeyError, as in tiktoken, and a ValueError)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class VocabularyNotFoundError(FileNotFoundError):
+    """A vocabulary file is in none of the local places and could not be downloaded."""
+
+
+# --------------------------------------------------------------------------- the encodings as data
+
+
+@dataclass(frozen=True)
+class VocabularyFile:
+    """One published vocabulary file: its official address and the sha256 it must have."""
+
+    url: str
+    sha256: str
+
+    @property
+    def filename(self) -> str:
+        """The name the file is looked up by locally: the last part of its address."""
+        return self.url.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class EncodingSpec:
+    """Everything that defines a named encoding, apart from the loaded ranks themselves."""
+
+    name: str
+    pattern: str
+    # "tiktoken": files = (the .tiktoken file,); "data_gym": files = (vocab.bpe, encoder.json).
+    ranks_format: str
+    files: tuple[VocabularyFile, ...]
+    special_tokens: Mapping[str, int] = field(hash=False)  # special-token text -> token id
+    explicit_n_vocab: int | None = None
+
+
+_BLOB = "https://openaipublic.blob.core.windows.net"
+GPT2_VOCAB_BPE = VocabularyFile(
+    f"{_BLOB}/gpt-2/encodings/main/vocab.bpe",
+    "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+)
+GPT2_ENCODER_JSON = VocabularyFile(
+    f"{_BLOB}/gpt-2/encodings/main/encoder.json",
+    "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
+)
+R50K_FILE = VocabularyFile(
+    f"{_BLOB}/encodings/r50k_base.tiktoken",
+    "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+)
+P50K_FILE = VocabularyFile(
+    f"{_BLOB}/encodings/p50k_base.tiktoken",
+    "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+)
+CL100K_FILE = VocabularyFile(
+    f"{_BLOB}/encodings/cl100k_base.tiktoken",
+    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+)
+O200K_FILE = VocabularyFile(
+    f"{_BLOB}/encodings/o200k_base.tiktoken",
+    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+)
+
+_ENDOFTEXT, _ENDOFPROMPT = patterns.ENDOFTEXT, patterns.ENDOFPROMPT
+_FIM = {patterns.FIM_PREFIX: 0, patterns.FIM_MIDDLE: 1, patterns.FIM_SUFFIX: 2}  # offset from first id
+
+_O200K_SPECIALS = {_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018}
+# o200k_harmony adds chat-format tokens and fills 200013..201087 with reserved names. Id 200018
+# then has two names, <|endofprompt|> and <|reserved_200018|>, exactly as in tiktoken.
+_O200K_HARMONY_SPECIALS = {
+    **_O200K_SPECIALS,
+    "<|startoftext|>": 199998,
+    "<|reserved_200000|>": 200000,
+    "<|reserved_200001|>": 200001,
+    "<|return|>": 200002,
+    "<|constrain|>": 200003,
+    "<|reserved_200004|>": 200004,
+    "<|channel|>": 200005,
+    "<|start|>": 200006,
+    "<|end|>": 200007,
+    "<|message|>": 200008,
+    "<|reserved_200009|>": 200009,
+    "<|reserved_200010|>": 200010,
+    "<|reserved_200011|>": 200011,
+    "<|call|>": 200012,
+    **{f"<|reserved_{token_id}|>": token_id for token_id in range(200013, 201088)},
+}
+
+
+def _spec(name, pattern, ranks_format, files, special_tokens, explicit_n_vocab=None) -> EncodingSpec:
+    return EncodingSpec(
+        name, pattern, ranks_format, files, MappingProxyType(dict(special_tokens)), explicit_n_vocab
+    )
+
+
+# name -> spec, in the order list_encoding_names() reports them.
+ENCODING_SPECS: Mapping[str, EncodingSpec] = MappingProxyType(
+    {
+        spec.name: spec
+        for spec in (
+            _spec("gpt2", patterns.R50K_PATTERN, "data_gym", (GPT2_VOCAB_BPE, GPT2_ENCODER_JSON),
+                  {_ENDOFTEXT: 50256}, explicit_n_vocab=50257),
+            _spec("r50k_base", patterns.R50K_PATTERN, "tiktoken", (R50K_FILE,),
+                  {_ENDOFTEXT: 50256}, explicit_n_vocab=50257),
+            _spec("p50k_base", patterns.R50K_PATTERN, "tiktoken", (P50K_FILE,),
+                  {_ENDOFTEXT: 50256}, explicit_n_vocab=50281),
+            _spec("p50k_edit", patterns.R50K_PATTERN, "tiktoken", (P50K_FILE,),
+                  {_ENDOFTEXT: 50256, **{text: 50281 + k for text, k in _FIM.items()}}),
+            _spec("cl100k_base", patterns.CL100K_PATTERN, "tiktoken", (CL100K_FILE,),
+                  {_ENDOFTEXT: 100257, **{text: 100258 + k for text, k in _FIM.items()},
+                   _ENDOFPROMPT: 100276}),
+            _spec("o200k_base", patterns.O200K_PATTERN, "tiktoken", (O200K_FILE,), _O200K_SPECIALS),
+            _spec("o200k_harmony", patterns.O200K_PATTERN, "tiktoken", (O200K_FILE,),
+                  _O200K_HARMONY_SPECIALS),
+        )
+    }
+)
+
+
+def list_encoding_names() -> list[str]:
+    """The names get_encoding accepts."""
+    return list(ENCODING_SPECS)
+
+
+def encoding_spec(name: str) -> EncodingSpec:
+    """The spec of a named encoding; UnknownEncodingError (a KeyError and ValueError) if none."""
+    spec = ENCODING_SPECS.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise UnknownEncodingError(
+            f"Unknown encoding {name!r}. Known encodings: {', '.join(ENCODING_SPECS)}"
+        )
+    return spec
+
+
+# --------------------------------------------------------------------------- finding files
+
+
+def data_dirs() -> list[Path]:
+    """The folders named in BYTEBPE_DATA_DIR, in order (empty entries ignored)."""
+    raw = os.environ.get("BYTEBPE_DATA_DIR", "")
+    return [Path(entry).expanduser() for entry in raw.split(os.pathsep) if entry]
+
+
+def cache_dir() -> Path:
+    """Where downloaded vocabularies are kept (the folder need not exist yet)."""
+    if explicit := os.environ.get("BYTEBPE_CACHE_DIR"):
+        return Path(explicit).expanduser()
+    if xdg := os.environ.get("XDG_CACHE_HOME"):
+        return Path(xdg).expanduser() / "bytebpe"
+    return Path.home() / ".cache" / "bytebpe"
+
+
+def tiktoken_cache_dir() -> Path | None:
+    """tiktoken's download cache, or None when tiktoken's caching is switched off (set to "")."""
+    for variable in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if variable in os.environ:
+            value = os.environ[variable]
+            return Path(value).expanduser() if value else None
+    return Path(tempfile.gettempdir()) / "data-gym-cache"
+
+
+def _tiktoken_cache_entry(file: VocabularyFile) -> str:
+    return hashlib.sha1(file.url.encode("utf-8")).hexdigest()
+
+
+# (real path, size, mtime_ns) -> sha256 hex. Hashing o200k costs milliseconds, and repeated loads
+# (after a cache clear, or from several tools in one process) should not pay it again; a file
+# that changes gets a new size or mtime and is hashed afresh.
+_sha256_by_file_state: dict[tuple[str, int, int], str] = {}
+
+
+def _check_pinned_hash(path: Path, file: VocabularyFile) -> Path:
+    state = os.stat(path)
+    key = (os.path.realpath(path), state.st_size, state.st_mtime_ns)
+    actual = _sha256_by_file_state.get(key)
+    if actual is None:
+        actual = sha256_of(path)
+        _sha256_by_file_state[key] = actual
+    if actual != file.sha256:
+        raise VocabularyHashError(hash_mismatch_message(path, file.sha256, actual))
+    return path
+
+
+def _local_candidates(file: VocabularyFile) -> list[Path]:
+    candidates = [folder / file.filename for folder in data_dirs()]
+    candidates.append(cache_dir() / file.filename)
+    tiktoken_cache = tiktoken_cache_dir()
+    if tiktoken_cache is not None:
+        candidates.append(tiktoken_cache / _tiktoken_cache_entry(file))
+    return candidates
+
+
+def _download(url: str) -> bytes:
+    """The body at `url`; tests replace urllib.request.urlopen to serve files offline."""
+    with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
+        return response.read()
+
+
+def resolve_vocabulary_file(file: VocabularyFile) -> Path:
+    """The path of a verified local copy of `file`, downloading it into the cache if needed.
+
+    Raises VocabularyHashError if the first copy found (or the download) has the wrong sha256,
+    and VocabularyNotFoundError if there is no copy and the download fails.
+    """
+    for candidate in _local_candidates(file):
+        if candidate.is_file():
+            return _check_pinned_hash(candidate, file)
+
+    try:
+        contents = _download(file.url)
+    except (OSError, http.client.HTTPException) as error:  # URLError and timeouts are OSErrors
+        raise VocabularyNotFoundError(_not_found_message(file, error)) from error
+    actual = hashlib.sha256(contents).hexdigest()
+    if actual != file.sha256:
+        # Checked before writing, so the cache never holds a file that fails the check.
+        raise VocabularyHashError(
+            f"sha256 mismatch for the download from {file.url}: expected {file.sha256}, got "
+            f"{actual}. Nothing was saved; the download was damaged or the address serves another file."
+        )
+    target = cache_dir() / file.filename
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomically(target, contents)
+    except OSError as error:
+        raise OSError(
+            f"downloaded {file.url} but could not save it as {target} ({error}); "
+            "set BYTEBPE_CACHE_DIR to a writable folder"
+        ) from error
+    return _check_pinned_hash(target, file)
+
+
+def _not_found_message(file: VocabularyFile, error: BaseException) -> str:
+    raw_data_dir = os.environ.get("BYTEBPE_DATA_DIR")
+    data_dir_note = f"currently {raw_data_dir!r}" if raw_data_dir else "currently unset"
+    return (
+        f"Vocabulary file {file.filename!r} was not found locally and could not be downloaded "
+        f"({type(error).__name__}: {error}).\n"
+        f"Download it from {file.url}\n"
+        f"and put it, named {file.filename!r}, either in a folder listed in BYTEBPE_DATA_DIR "
+        f"({data_dir_note}) or in the cache folder {cache_dir()}.\n"
+        f"Its sha256 must be {file.sha256}."
+    )
+
+
+# --------------------------------------------------------------------------- loading and caching
+
+# One lock for all loading: building an encoding is rare and mostly holds the GIL anyway, and a
+# single re-entrant lock makes "two threads asking at once build it once" obviously true.
+_build_lock = threading.RLock()
+_ranks_by_files: dict[tuple[VocabularyFile, ...], dict[bytes, int]] = {}  # shared across names
+_encodings: dict[str, Encoding] = {}
+
+
+def ranks_for(name: str) -> dict[bytes, int]:
+    """The mergeable ranks (token bytes -> rank) of a named encoding, loaded once per process.
+
+    Encodings built from the same file share one dict (o200k_base and o200k_harmony; p50k_base and
+    p50k_edit): treat it as read-only.
+    """
+    spec = encoding_spec(name)
+    ranks = _ranks_by_files.get(spec.files)
+    if ranks is not None:
+        return ranks
+    with _build_lock:
+        ranks = _ranks_by_files.get(spec.files)
+        if ranks is None:
+            paths = [resolve_vocabulary_file(file) for file in spec.files]
+            if spec.ranks_format == "data_gym":
+                ranks = data_gym_to_mergeable_bpe_ranks(*paths)
+            else:
+                ranks = load_tiktoken_bpe(*paths)
+            _ranks_by_files[spec.files] = ranks
+        return ranks
+
+
+def encoding_spec_kwargs(name: str) -> dict[str, Any]:
+    """The arguments that build a named encoding: ``Encoding(**encoding_spec_kwargs(name))``.
+
+    Same keys as the constructors in tiktoken_ext.openai_public: name, pat_str, mergeable_ranks,
+    special_tokens (a fresh dict) and explicit_n_vocab (None when the encoding does not pin one).
+    """
+    spec = encoding_spec(name)
+    return {
+        "name": spec.name,
+        "pat_str": spec.pattern,
+        "mergeable_ranks": ranks_for(name),
+        "special_tokens": dict(spec.special_tokens),
+        "explicit_n_vocab": spec.explicit_n_vocab,
+    }
+
+
+def _encoding_class() -> type[Encoding]:
+    # Imported here, not at module top: encoding.py needs the compiled core, and it imports this
+    # module for pickling, so a top-level import would be circular.
+    from .encoding import Encoding
+
+    return Encoding
+
+
+def get_encoding(name: str) -> Encoding:
+    """The named encoding, built on first use and then shared by every caller in the process."""
+    encoding = _encodings.get(name) if isinstance(name, str) else None
+    if encoding is not None:
+        return encoding
+    encoding_spec(name)  # an unknown name fails here, before taking the lock
+    with _build_lock:
+        encoding = _encodings.get(name)
+        if encoding is None:
+            kwargs = encoding_spec_kwargs(name)
+            encoding = _encoding_class()(kwargs.pop("name"), **kwargs)
+            _encodings[name] = encoding
+        return encoding
+
+
+def registered_encoding(name: str) -> Encoding | None:
+    """The instance get_encoding(name) has already built, or None (nothing is loaded here).
+
+    An Encoding pickles as just its name when it is this instance.
+    """
+    return _encodings.get(name)
+
+
+def _clear_caches() -> None:
+    """Forgets loaded ranks, built encodings and verified hashes (for tests)."""
+    with _build_lock:
+        _ranks_by_files.clear()
+        _encodings.clear()
+        _sha256_by_file_state.clear()
+
+
+# --------------------------------------------------------------------------- model names
+
+
+def encoding_name_for_model(model_name: str) -> str:
+    """The encoding a model uses: an exact model name first, then the first matching prefix.
+
+    Raises UnknownModelError (a KeyError, as in tiktoken, and a ValueError) for an unknown model.
+    """
+    if model_name in MODEL_TO_ENCODING:
+        return MODEL_TO_ENCODING[model_name]
+    # Prefixes let new model versions (gpt-4o-2024-08-06) work without a library update, at the
+    # price of also matching names that do not exist.
+    for prefix, encoding_name in MODEL_PREFIX_TO_ENCODING.items():
+        if model_name.startswith(prefix):
+            return encoding_name
+    raise UnknownModelError(
+        f"Could not map model {model_name!r} to an encoding. Use bytebpe.get_encoding(name) to "
+        f"choose one explicitly; known encodings: {', '.join(ENCODING_SPECS)}"
+    )
+
+
+def encoding_for_model(model_name: str) -> Encoding:
+    """The encoding a model uses (see encoding_name_for_model)."""
+    return get_encoding(encoding_name_for_model(model_name))

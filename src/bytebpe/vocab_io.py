@@ -1,0 +1,317 @@
+"""Vocabulary files: reading and writing the `.tiktoken` format, converting GPT-2's original
+"data gym" files, and checking a file's sha256.
+
+A vocabulary is ``mergeable_ranks: dict[bytes, int]`` (token bytes -> rank). The rank is both the
+token id and the merge priority, so the ranks must be exactly 0..n-1; a file that breaks that rule
+is corrupt, and every reader here says where (file and 1-based line) instead of guessing.
+
+No network code lives here: finding and downloading files is the registry's job.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Union
+
+__all__ = [
+    "VocabularyHashError",
+    "load_tiktoken_bpe",
+    "dump_tiktoken_bpe",
+    "data_gym_to_mergeable_bpe_ranks",
+    "sha256_of",
+    "verify_sha256",
+    "write_bytes_atomically",
+]
+
+# A path to read, or the file's contents already in memory. A `str` is always a path.
+Source = Union[str, "os.PathLike[str]", bytes]
+
+_HASH_CHUNK_BYTES = 1 << 20
+
+
+class VocabularyHashError(ValueError):
+    """A vocabulary file's sha256 is not the pinned one: the file is corrupt, truncated or foreign."""
+
+
+def _read_source(source: Source) -> tuple[bytes, str]:
+    """Returns (contents, label); the label names the file in error messages."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), "<bytes>"
+    path = os.fspath(source)
+    with open(path, "rb") as file:
+        return file.read(), str(path)
+
+
+def _lines_without_trailing_blanks(contents: bytes) -> list[bytes]:
+    # Split on b"\n" only: bytes.splitlines() would also split on a lone b"\r", hiding a mangled
+    # file. A final line without newline and blank lines at the very end are both harmless.
+    lines = contents.split(b"\n")
+    while lines and lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+# --------------------------------------------------------------------------- .tiktoken format
+
+
+def load_tiktoken_bpe(source: Source, *, require_dense: bool = False) -> dict[bytes, int]:
+    """Parses a `.tiktoken` file: one line per token, ``base64(token bytes) SPACE rank``.
+
+    `source` is a path, or the file's contents as bytes. Ranks must strictly increase down the
+    file, which is how every real file is written: a duplicate or out-of-order rank raises
+    ValueError naming the file and line, as do bad base64, a duplicate token and a line that is
+    not two fields. A gap in the ranks is allowed, because the official p50k_base file has one
+    (rank 50256 is left free for ``<|endoftext|>``); pass ``require_dense=True`` to reject any
+    ranks other than exactly 0..n-1.
+
+    A truncated file can still be a valid, smaller vocabulary; only the pinned sha256 of a named
+    encoding (see the registry) catches that.
+
+    >>> load_tiktoken_bpe(b"YQ== 0\\nYg== 1\\n")
+    {b'a': 0, b'b': 1}
+    """
+    contents, label = _read_source(source)
+    lines = _lines_without_trailing_blanks(contents)
+    if not lines:
+        raise ValueError(f"{label}: empty vocabulary file (expected lines of 'base64 rank')")
+
+    b64decode = base64.b64decode
+    mergeable_ranks: dict[bytes, int] = {}
+    rank = -1
+    # The hot loop compares the rank field with the next rank's decimal bytes instead of parsing
+    # it: o200k has 200k lines, and this keeps a load under a tenth of a second. Only a line that
+    # does not match (a gap, or an error) takes the slow path, which also explains what is wrong.
+    for line_index, line in enumerate(lines):
+        fields = line.split(b" ")
+        if len(fields) != 2:
+            raise _line_error(label, line_index, f"expected 'base64 rank', got {_shorten(line)}")
+        encoded_token, rank_field = fields
+        try:
+            token = b64decode(encoded_token, validate=True)
+        except binascii.Error:
+            raise _line_error(label, line_index, f"invalid base64 {_shorten(encoded_token)}") from None
+        if not token:
+            raise _line_error(label, line_index, "empty token (a token is at least one byte)")
+        if rank_field == b"%d" % (rank + 1):
+            rank += 1
+        else:
+            rank = _parse_rank_after(label, line_index, rank_field, rank, mergeable_ranks, require_dense)
+        if token in mergeable_ranks:
+            first_line = list(mergeable_ranks).index(token) + 1
+            raise _line_error(label, line_index, f"duplicate token {token!r} (first on line {first_line})")
+        mergeable_ranks[token] = rank
+    return mergeable_ranks
+
+
+def _parse_rank_after(
+    label: str,
+    line_index: int,
+    rank_field: bytes,
+    previous_rank: int,
+    mergeable_ranks: dict[bytes, int],
+    require_dense: bool,
+) -> int:
+    """The rank on a line that is not simply `previous_rank` + 1: a gap, or a precise error."""
+    if rank_field.startswith(b"-") and rank_field[1:].isdigit():
+        raise _line_error(label, line_index, f"negative rank {rank_field.decode()}")
+    # bytes.isdigit() is ASCII-only, so this also rejects '+5', ' 5', '5_0' and '5\r' that int()
+    # would accept.
+    if not rank_field.isdigit():
+        raise _line_error(label, line_index, f"rank is not an integer: {_shorten(rank_field)}")
+    rank = int(rank_field)
+    if rank == previous_rank + 1:  # written with leading zeros: unusual, but the same number
+        return rank
+    if rank <= previous_rank:
+        for first_line, earlier_rank in enumerate(mergeable_ranks.values(), start=1):
+            if earlier_rank == rank:
+                raise _line_error(label, line_index, f"duplicate rank {rank} (first on line {first_line})")
+        raise _line_error(
+            label, line_index, f"rank {rank} after rank {previous_rank}: ranks must increase down the file"
+        )
+    if require_dense:
+        raise _line_error(
+            label,
+            line_index,
+            f"rank {rank} where {previous_rank + 1} was expected: ranks {previous_rank + 1}..{rank - 1} "
+            "are missing (require_dense=True asks for exactly 0..n-1)",
+        )
+    return rank
+
+
+def _line_error(label: str, line_index: int, problem: str) -> ValueError:
+    return ValueError(f"{label}, line {line_index + 1}: {problem}")
+
+
+def _shorten(raw: bytes, limit: int = 60) -> str:
+    text = repr(raw)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def dump_tiktoken_bpe(mergeable_ranks: Mapping[bytes, int], path: str | os.PathLike[str]) -> None:
+    """Writes `mergeable_ranks` as a `.tiktoken` file, sorted by rank, replacing `path` atomically.
+
+    Refuses (ValueError) what `load_tiktoken_bpe` would refuse to read back: empty or non-bytes
+    tokens, and negative, non-integer or repeated ranks. Loading the result gives back an equal dict.
+    """
+    if not mergeable_ranks:
+        raise ValueError("refusing to write an empty vocabulary: the reader rejects empty files")
+    token_of_rank: dict[int, bytes] = {}
+    for token, rank in mergeable_ranks.items():
+        if not isinstance(token, bytes) or not token:
+            raise ValueError(f"token {token!r} is not a non-empty bytes object")
+        if type(rank) is not int or rank < 0:  # bool is an int subclass, and not a rank
+            raise ValueError(f"rank {rank!r} of token {token!r} is not a non-negative integer")
+        if rank in token_of_rank:
+            raise ValueError(f"rank {rank} is used by both {token_of_rank[rank]!r} and {token!r}")
+        token_of_rank[rank] = token
+    contents = b"".join(
+        base64.b64encode(token_of_rank[rank]) + b" %d\n" % rank for rank in sorted(token_of_rank)
+    )
+    write_bytes_atomically(path, contents)
+
+
+def write_bytes_atomically(path: str | os.PathLike[str], contents: bytes) -> None:
+    """Writes `contents` to `path` so that readers see the old file or the new one, never a part.
+
+    The temporary file sits in the same folder (os.replace is atomic only within one file system)
+    and is created with the process umask, so the result gets ordinary file permissions.
+    """
+    path = os.fspath(path)
+    temporary = f"{path}.{uuid.uuid4().hex}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(contents)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+# --------------------------------------------------------------------------- GPT-2 "data gym"
+
+
+def _data_gym_byte_order() -> tuple[list[int], dict[str, int]]:
+    """GPT-2's byte <-> character mapping, which lets its files store bytes as printable text.
+
+    Returns (bytes in rank order, character -> byte). Printable bytes other than space stand for
+    themselves; the remaining 68 bytes get chr(256), chr(257), ... in increasing byte order. The
+    single-byte tokens are ranked printable bytes first, then the remapped ones.
+    """
+    printable = [b for b in range(256) if chr(b).isprintable() and chr(b) != " "]
+    remapped = [b for b in range(256) if not (chr(b).isprintable() and chr(b) != " ")]
+    byte_of_char = {chr(b): b for b in printable}
+    byte_of_char.update({chr(256 + k): b for k, b in enumerate(remapped)})
+    return printable + remapped, byte_of_char
+
+
+def data_gym_to_mergeable_bpe_ranks(vocab_bpe: Source, encoder_json: Source) -> dict[bytes, int]:
+    """Converts GPT-2's original files to ``mergeable_ranks``, cross-checking one with the other.
+
+    `vocab_bpe` lists merges (a ``#version`` line, then ``first second`` per line); the 256 single
+    bytes come first and merge i gets rank 256 + i. `encoder_json` maps token text to id and must
+    describe exactly the same vocabulary (its ``<|endoftext|>``/``<|startoftext|>`` entries are
+    special tokens and are left out); any difference raises ValueError naming the token.
+    Each argument is a path, or the file's contents as bytes.
+    """
+    bpe_contents, bpe_label = _read_source(vocab_bpe)
+    json_contents, json_label = _read_source(encoder_json)
+    byte_order, byte_of_char = _data_gym_byte_order()
+
+    def decode(text: str, label: str, where: str) -> bytes:
+        try:
+            return bytes([byte_of_char[char] for char in text])
+        except KeyError as missing:
+            raise ValueError(
+                f"{label}{where}: character {missing.args[0]!r} in {text!r} is not in "
+                "GPT-2's byte-to-character mapping"
+            ) from None
+
+    mergeable_ranks: dict[bytes, int] = {bytes([b]): rank for rank, b in enumerate(byte_order)}
+    try:
+        bpe_text = bpe_contents.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{bpe_label}: not UTF-8 text ({error})") from None
+    for line_index, line in enumerate(bpe_text.split("\n")):
+        if not line or (line_index == 0 and line.startswith("#version")):
+            continue
+        where = f", line {line_index + 1}"
+        parts = line.split(" ")
+        if len(parts) != 2 or not parts[0] or not parts[1]:
+            raise ValueError(f"{bpe_label}{where}: expected 'first second', got {line!r}")
+        first = decode(parts[0], bpe_label, where)
+        second = decode(parts[1], bpe_label, where)
+        # A merge joins two tokens that already exist; anything else means a damaged list.
+        for part, text in ((first, parts[0]), (second, parts[1])):
+            if part not in mergeable_ranks:
+                raise ValueError(f"{bpe_label}{where}: {text!r} is merged before it is a token")
+        merged = first + second
+        if merged in mergeable_ranks:
+            raise ValueError(f"{bpe_label}{where}: merge {line!r} repeats token {merged!r}")
+        mergeable_ranks[merged] = len(mergeable_ranks)
+
+    try:
+        encoder = json.loads(json_contents)
+    except ValueError as error:
+        raise ValueError(f"{json_label}: not valid JSON ({error})") from None
+    if not isinstance(encoder, dict):
+        raise ValueError(f"{json_label}: expected a JSON object mapping token text to id")
+    encoder.pop("<|endoftext|>", None)
+    encoder.pop("<|startoftext|>", None)
+    _check_encoder_matches(encoder, mergeable_ranks, json_label, decode)
+    return mergeable_ranks
+
+
+def _check_encoder_matches(encoder: dict, mergeable_ranks: dict[bytes, int], label: str, decode) -> None:
+    """Raises ValueError at the first token where encoder.json and the merges disagree."""
+    seen: set[bytes] = set()
+    for text, token_id in encoder.items():
+        token = decode(text, label, "")
+        seen.add(token)
+        rank = mergeable_ranks.get(token)
+        if rank is None:
+            raise ValueError(f"{label}: token {text!r} (id {token_id}) is not produced by the merges")
+        if token_id != rank:
+            raise ValueError(f"{label}: token {text!r} has id {token_id}, but the merges rank it {rank}")
+    if len(seen) != len(mergeable_ranks):
+        missing = next(token for token in mergeable_ranks if token not in seen)
+        raise ValueError(
+            f"{label}: token {missing!r} (rank {mergeable_ranks[missing]}) from the merges is missing"
+        )
+
+
+# --------------------------------------------------------------------------- integrity
+
+
+def sha256_of(path: str | os.PathLike[str]) -> str:
+    """The hex sha256 of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while chunk := file.read(_HASH_CHUNK_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify_sha256(path: str | os.PathLike[str], expected: str) -> None:
+    """Raises VocabularyHashError (naming the file and both hashes) unless `path` hashes to `expected`."""
+    actual = sha256_of(path)
+    if actual != expected.lower():
+        raise VocabularyHashError(hash_mismatch_message(Path(path), expected, actual))
+
+
+def hash_mismatch_message(where: os.PathLike[str] | str, expected: str, actual: str) -> str:
+    return (
+        f"sha256 mismatch for {os.fspath(where)}: expected {expected.lower()}, got {actual}. "
+        "The file is corrupt, truncated or not the official one; replace it."
+    )
