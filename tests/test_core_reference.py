@@ -1,0 +1,98 @@
+"""The compiled merge loop equals the pure-Python reference (`bytebpe._reference`) on random inputs.
+
+Random merge tables are built the way BPE training builds them (each merge joins two existing tokens,
+ranked in the order learned), plus stray tokens no merge can reach, so that whole-piece lookups and
+merging disagree whenever either side has a bug. Pieces longer than the flat-scan limit take the heap path.
+"""
+from __future__ import annotations
+
+import random
+
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bytebpe import Encoding, _core
+from bytebpe._reference import bpe_encode_piece
+from bytebpe.patterns import CL100K_PATTERN
+
+SCAN_LIMIT = 64  # _core.pyx's SCAN_MAX_BYTES: pieces longer than this use the heap
+
+
+def random_merge_table(seed: int, n_merges: int, alphabet: bytes) -> dict[bytes, int]:
+    """All 256 bytes (in a shuffled rank order), then `n_merges` merges of existing tokens over `alphabet`."""
+    rng = random.Random(seed)
+    byte_order = list(range(256))
+    rng.shuffle(byte_order)
+    ranks = {bytes([b]): rank for rank, b in enumerate(byte_order)}
+    reachable = [bytes([b]) for b in alphabet]
+    for _ in range(n_merges):
+        token = rng.choice(reachable) + rng.choice(reachable)
+        if token not in ranks:
+            ranks[token] = len(ranks)
+            reachable.append(token)
+    for _ in range(n_merges // 10):  # tokens no sequence of merges produces
+        stray = bytes(rng.choice(alphabet) for _ in range(rng.randint(3, 6)))
+        ranks.setdefault(stray, len(ranks))
+    return ranks
+
+
+tables = st.builds(
+    random_merge_table,
+    seed=st.integers(0, 2**32 - 1),
+    n_merges=st.integers(0, 400),
+    alphabet=st.sampled_from([b"ab", b"abc", b"abcde ", bytes(range(256)), "é日😀a ".encode()]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ranks=tables, data=st.data())
+def test_merge_loop_equals_reference(ranks, data):
+    table = _core.MergeTable(ranks)
+    alphabet = sorted({b for token in ranks if len(token) > 1 for b in token} or {0})
+    piece = bytes(data.draw(st.lists(st.sampled_from(alphabet), min_size=1, max_size=3 * SCAN_LIMIT)))
+    assert table.encode_single_piece(piece) == bpe_encode_piece(piece, ranks)
+
+
+@settings(max_examples=100, deadline=None)
+@given(ranks=tables, data=st.data())
+def test_heap_path_equals_reference_on_long_pieces(ranks, data):
+    table = _core.MergeTable(ranks)
+    alphabet = sorted({b for token in ranks if len(token) > 1 for b in token} or {0})
+    piece = bytes(data.draw(st.lists(st.sampled_from(alphabet), min_size=SCAN_LIMIT + 1, max_size=600)))
+    assert table.encode_single_piece(piece) == bpe_encode_piece(piece, ranks)
+
+
+@settings(max_examples=200, deadline=None)
+@given(piece=st.binary(min_size=1, max_size=300))
+def test_random_bytes_equal_reference(piece):
+    ranks = random_merge_table(7, 2000, bytes(range(256)))
+    assert _core.MergeTable(ranks).encode_single_piece(piece) == bpe_encode_piece(piece, ranks)
+
+
+def test_ties_merge_the_leftmost_pair_first():
+    ranks = {bytes([b]): b for b in range(256)} | {b"aa": 256, b"aaa": 257}
+    table = _core.MergeTable(ranks)
+    # "aaaa": aa|aa by leftmost-first. Were the middle pair merged first, a|aa|a would result.
+    assert table.encode_single_piece(b"aaaa") == [256, 256] == bpe_encode_piece(b"aaaa", ranks)
+    # "aaaaa": (aa)(aa)a, then "aa"+"a" (rank 257) beats nothing else: [256, 257]
+    assert table.encode_single_piece(b"aaaaa") == bpe_encode_piece(b"aaaaa", ranks) == [256, 257]
+    long_piece = b"a" * (3 * SCAN_LIMIT + 1)
+    assert table.encode_single_piece(long_piece) == bpe_encode_piece(long_piece, ranks)
+
+
+def test_a_piece_that_is_a_token_is_one_id_even_if_merges_cannot_reach_it():
+    ranks = {bytes([b]): b for b in range(256)} | {b"xyz": 256}
+    assert _core.MergeTable(ranks).encode_single_piece(b"xyz") == [256]
+    assert _core.MergeTable(ranks).encode_single_piece(b"xyzx") == list(b"xyzx")
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("ab c'\n1é日😀")), max_size=200), seed=st.integers(0, 2**32 - 1))
+def test_whole_pipeline_equals_regex_split_then_reference(text, seed):
+    ranks = random_merge_table(seed, 300, "ab c'\n1é日😀".encode())
+    enc = Encoding("random", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    expected = [
+        rank for piece in regex.findall(CL100K_PATTERN, text) for rank in bpe_encode_piece(piece.encode(), ranks)]
+    assert enc.encode_ordinary(text) == expected
+    assert enc.decode(expected) == text

@@ -1,0 +1,85 @@
+"""Batches and threads: results equal a serial loop, in order, and a long encode does not hold the GIL."""
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import bytebpe
+from bytebpe import batching
+
+
+def documents(corpus_dir, count=400):
+    text = (corpus_dir / "multilingual.txt").read_text(encoding="utf-8")[:2_000_000]
+    lines = text.split("\n")
+    return ["\n".join(lines[i : i + 7]) for i in range(0, 7 * count, 7)]
+
+
+def test_batch_equals_serial_for_every_thread_count(corpus_dir, data_dir):
+    enc = bytebpe.get_encoding("cl100k_base")
+    docs = documents(corpus_dir)
+    assert sum(map(len, docs)) > batching.SERIAL_BATCH_CHARS  # big enough to use the pool
+    serial = [enc.encode_ordinary(doc) for doc in docs]
+    for num_threads in (1, 2, 3, 8):
+        assert enc.encode_ordinary_batch(docs, num_threads=num_threads) == serial
+        assert enc.encode_batch(docs, num_threads=num_threads) == serial
+
+
+def test_batch_keeps_input_order_with_uneven_documents(data_dir):
+    enc = bytebpe.get_encoding("cl100k_base")
+    docs = [("word " * (i % 17) * 50) + str(i) for i in range(500)]
+    assert enc.encode_ordinary_batch(docs) == [enc.encode_ordinary(doc) for doc in docs]
+
+
+def test_empty_batch_and_empty_documents(data_dir):
+    enc = bytebpe.get_encoding("cl100k_base")
+    assert enc.encode_ordinary_batch([]) == []
+    assert enc.encode_batch(["", "a", ""]) == [[], [64], []]
+    ids, offsets = enc.encode_batch_to_numpy([])
+    assert len(ids) == 0 and offsets.tolist() == [0]
+
+
+def test_the_pool_is_created_once_and_reused(data_dir, corpus_dir):
+    enc = bytebpe.get_encoding("cl100k_base")
+    docs = documents(corpus_dir, 100)
+    enc.encode_ordinary_batch(docs)
+    pool = batching.shared_pool()
+    enc.encode_ordinary_batch(docs)
+    assert batching.shared_pool() is pool
+
+
+def test_encodings_are_safe_to_share_between_threads(corpus_dir, data_dir):
+    enc = bytebpe.get_encoding("o200k_base")
+    docs = documents(corpus_dir, 200)
+    expected = [enc.encode(doc) for doc in docs]
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(enc.encode, docs)) == expected
+
+
+def test_another_thread_keeps_running_during_a_long_encode(data_dir):
+    """The merge loop runs without the GIL: a Python thread makes progress while one long piece merges."""
+    enc = bytebpe.get_encoding("cl100k_base")
+    # One piece of 4 MB of punctuation: almost all of its time is spent merging, none in the regex.
+    text = "-=" * 2_000_000
+    ticks = 0
+    running = True
+
+    def count() -> None:
+        nonlocal ticks
+        while running:
+            ticks += 1
+            time.sleep(0.0005)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    time.sleep(0.01)
+    before = ticks
+    started = time.perf_counter()
+    enc.encode_ordinary(text)
+    elapsed = time.perf_counter() - started
+    during = ticks - before
+    running = False
+    counter.join()
+    # With the GIL held for the whole encode the counter could tick at most once or twice.
+    assert elapsed > 0.05, "the input is too small to show anything"
+    assert during >= 10, f"only {during} ticks in {elapsed:.2f} s: the encode held the GIL"
