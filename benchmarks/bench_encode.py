@@ -73,7 +73,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write raw numbers here")
     args = parser.parse_args(argv)
     if args.quick:
-        args.mb, args.repeat, args.encodings = 1.0, 1, ["cl100k_base"]
+        # --quick only changes the defaults: flags given explicitly next to it still win.
+        parser.set_defaults(mb=1.0, repeat=1, encodings=["cl100k_base"])
+        args = parser.parse_args(argv)
     if args.repeat < 1 or args.mb <= 0 or args.doc_bytes < 1:
         parser.error("--repeat, --mb and --doc-bytes must be positive")
     return args
@@ -188,11 +190,12 @@ def require_identical_batches(what: str, expected: Sequence[Sequence[int]], actu
 
 
 def check_sample(encoding: str, corpus: str, libs: dict[str, Any], text: str, docs: list[str],
-                 short_docs: list[str]) -> int:
-    """Every path the benchmark times must give tiktoken's serial ids; returns the sample's token count."""
+                 short_docs: list[str]) -> dict[str, Any]:
+    """Every path the benchmark times must give tiktoken's serial ids; returns those reference ids."""
     ours, theirs = libs["bytebpe"], libs["tiktoken"]
     label = f"{encoding} / {corpus}"
     expected = theirs.encode_ordinary(text)
+    references: dict[str, Any] = {"sample": expected}
     require_identical(f"{label}: bytebpe.encode_ordinary vs tiktoken", expected, ours.encode_ordinary(text),
                       theirs.decode)
     require_identical(f"{label}: bytebpe.encode_to_numpy", expected, ours.encode_to_numpy(text).tolist(),
@@ -207,16 +210,19 @@ def check_sample(encoding: str, corpus: str, libs: dict[str, Any], text: str, do
                                   ours.encode_ordinary_batch(documents), theirs.decode)
         require_identical_batches(f"{label}, {name}: tiktoken.encode_ordinary_batch vs serial", serial,
                                   theirs.encode_ordinary_batch(documents), theirs.decode)
-    return len(expected)
+        references[name] = serial
+    return references
 
 
-def huggingface_agrees(hf: Any, tiktoken_enc: Any, text: str, docs: list[str]) -> str:
-    """"" when HF's ids equal tiktoken's on the whole sample and on its documents, else the reason not."""
+def huggingface_agrees(hf: Any, references: dict[str, Any], text: str, docs: list[str],
+                       short_docs: list[str], decode: Callable) -> str:
+    """"" when HF's ids equal tiktoken's on everything HF is timed on, else the reason not."""
     try:
-        require_identical("HF encode vs tiktoken", tiktoken_enc.encode_ordinary(text), hf.encode(text).ids,
-                          tiktoken_enc.decode)
-        require_identical_batches("HF encode_batch vs tiktoken", [tiktoken_enc.encode_ordinary(d) for d in docs],
-                                  [e.ids for e in hf.encode_batch(docs)], tiktoken_enc.decode)
+        require_identical("HF encode vs tiktoken", references["sample"], hf.encode(text).ids, decode)
+        require_identical_batches("HF encode_batch vs tiktoken", references["batch documents"],
+                                  [e.ids for e in hf.encode_batch(docs)], decode)
+        require_identical_batches("HF encode loop vs tiktoken", references["short documents"],
+                                  [hf.encode(doc).ids for doc in short_docs], decode)
     except Mismatch as mismatch:
         return str(mismatch)
     return ""
@@ -370,6 +376,13 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def load_average() -> str:
+    try:
+        return " / ".join(f"{load:.2f}" for load in os.getloadavg()) + " (1 / 5 / 15 min)"
+    except OSError:
+        return "unknown"
+
+
 def print_header(args: argparse.Namespace, versions: dict[str, str], corpus_dir: Path) -> None:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     try:
@@ -379,13 +392,14 @@ def print_header(args: argparse.Namespace, versions: dict[str, str], corpus_dir:
     print(f"# bytebpe encode benchmark — {now}\n")
     print(f"- machine: {platform.platform()}; {cpu_model()}; os.cpu_count()={os.cpu_count()} "
           f"(usable by this process: {usable})")
+    print(f"- load average at start (other processes share these cores): {load_average()}")
     print(f"- Python {platform.python_version()} ({platform.python_implementation()}); "
           + ", ".join(f"{name} {version}" for name, version in versions.items()))
     print(f"- corpora: {corpus_dir}, first {args.mb:g} MB of each; best of {args.repeat} runs; "
           f"batch documents ~{args.doc_bytes} chars, short documents ~{SHORT_DOC_CHARS} chars, both cut at "
           "line ends")
     print("- MB = 10^6 bytes of UTF-8 input. ratio = bytebpe throughput / other throughput (> 1: bytebpe faster)."
-          "\n- Every id sequence was checked equal to tiktoken's before timing.\n")
+          "\n- Every id sequence was checked equal to tiktoken's before timing.")
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]], text_columns: int = 2) -> str:
@@ -400,81 +414,107 @@ def fmt(value: float | None, digits: int = 1) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
-def mb_per_s(result: dict[str, Any], measurement: str, lib_name: str, nbytes_key: str = "bytes") -> float | None:
-    seconds = result["seconds"][measurement].get(lib_name)
-    return None if seconds is None else result[nbytes_key] / MB / seconds
-
-
 def ratio(ours: float | None, other: float | None) -> str:
     return "—" if ours is None or other is None else f"{ours / other:.2f}×"
 
 
-def print_tables(results: list[dict[str, Any]], with_hf: bool) -> None:
-    hf_header = ["HF MB/s", "vs HF"] if with_hf else []
+def mb_per_s(result: dict[str, Any], measurement: str, lib_name: str) -> float | None:
+    """Throughput of one library in one measurement; None when it was not timed (HF outside gpt2)."""
+    seconds = result["seconds"][measurement].get(lib_name)
+    return None if seconds is None else result["bytes"] / MB / seconds
 
-    def hf_cells(result: dict[str, Any], measurement: str) -> list[str]:
-        if not with_hf:
-            return []
-        ours, theirs = mb_per_s(result, measurement, "bytebpe"), mb_per_s(result, measurement, "huggingface")
-        return [fmt(theirs), ratio(ours, theirs)]
 
+def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]], note: str = "",
+                text_columns: int = 2) -> None:
+    print(f"\n## {title}\n")
+    if note:
+        print(f"{note}\n")
+    print(markdown_table(header, rows, text_columns))
+
+
+def print_single_text(results: list[dict[str, Any]], with_hf: bool) -> None:
     rows = []
     for r in results:
         ours, theirs = mb_per_s(r, "single", "bytebpe"), mb_per_s(r, "single", "tiktoken")
-        rows.append([r["encoding"], r["corpus"], fmt(r["bytes"] / MB, 2), f"{r['tokens']:,}", fmt(ours), fmt(theirs),
-                     ratio(ours, theirs), fmt(r["tokens"] / r["seconds"]["single"]["bytebpe"] / 1e6, 2),
-                     fmt(r["tokens"] / r["seconds"]["single"]["tiktoken"] / 1e6, 2), *hf_cells(r, "single")])
-    print("## 1. One text, one thread: `encode_ordinary(text)`\n")
-    print(markdown_table(["encoding", "corpus", "MB", "tokens", "bytebpe MB/s", "tiktoken MB/s", "ratio",
-                          "bytebpe Mtok/s", "tiktoken Mtok/s", *hf_header], rows))
+        hf = mb_per_s(r, "single", "huggingface")
+        ours_tokens_per_s = r["tokens"] / r["seconds"]["single"]["bytebpe"] / 1e6
+        theirs_tokens_per_s = r["tokens"] / r["seconds"]["single"]["tiktoken"] / 1e6
+        rows.append([r["encoding"], r["corpus"], fmt(r["bytes"] / MB, 2), f"{r['tokens']:,}", fmt(ours),
+                     fmt(theirs), ratio(ours, theirs), fmt(ours_tokens_per_s, 2), fmt(theirs_tokens_per_s, 2),
+                     *([fmt(hf), ratio(ours, hf)] if with_hf else [])])
+    print_table("1. One text, one thread: `encode_ordinary(text)`",
+                ["encoding", "corpus", "MB", "tokens", "bytebpe MB/s", "tiktoken MB/s", "ratio", "bytebpe Mtok/s",
+                 "tiktoken Mtok/s", *(["HF MB/s", "ratio vs HF"] if with_hf else [])], rows)
 
+
+def print_numpy(results: list[dict[str, Any]]) -> None:
     rows = []
     for r in results:
         ours, theirs = mb_per_s(r, "numpy", "bytebpe"), mb_per_s(r, "numpy", "tiktoken")
-        list_ours = mb_per_s(r, "single", "bytebpe")
         rows.append([r["encoding"], r["corpus"], fmt(ours), fmt(theirs), ratio(ours, theirs),
-                     ratio(ours, list_ours).replace("×", "× of list")])
-    print("\n## 2. One text to a uint32 array: `encode_to_numpy(text)`\n")
-    print(markdown_table(["encoding", "corpus", "bytebpe MB/s", "tiktoken MB/s", "ratio",
-                          "bytebpe numpy vs list"], rows))
+                     ratio(ours, mb_per_s(r, "single", "bytebpe"))])
+    print_table("2. One text to a uint32 array: `encode_to_numpy(text)`",
+                ["encoding", "corpus", "bytebpe MB/s", "tiktoken MB/s", "ratio", "bytebpe numpy / bytebpe list"],
+                rows)
 
-    rows = []
-    hf_batch_header = ["HF batch MB/s", "HF loop MB/s"] if with_hf else []
-    for r in results:
-        cells = {(m, lib): mb_per_s(r, m, lib) for m in ("batch", "loop") for lib in ("bytebpe", "tiktoken", "huggingface")}
-        rows.append([r["encoding"], r["corpus"], f"{r['docs']:,}",
-                     fmt(cells["batch", "bytebpe"]), fmt(cells["loop", "bytebpe"]),
-                     fmt(cells["batch", "tiktoken"]), fmt(cells["loop", "tiktoken"]),
-                     ratio(cells["batch", "bytebpe"], cells["batch", "tiktoken"]),
-                     ratio(cells["loop", "bytebpe"], cells["loop", "tiktoken"]),
-                     *([fmt(cells["batch", "huggingface"]), fmt(cells["loop", "huggingface"])] if with_hf else [])])
-    print("\n## 3. Many documents: `encode_ordinary_batch(docs)` (default num_threads=8) vs a Python loop\n")
-    print(markdown_table(["encoding", "corpus", "docs", "bytebpe batch MB/s", "bytebpe loop MB/s",
-                          "tiktoken batch MB/s", "tiktoken loop MB/s", "batch ratio", "loop ratio",
-                          *hf_batch_header], rows))
 
+def print_batch(results: list[dict[str, Any]], with_hf: bool) -> None:
     rows = []
     for r in results:
-        per_doc = {lib: r["seconds"]["short_loop"].get(lib) for lib in ("bytebpe", "tiktoken", "huggingface")}
-        us = {lib: None if s is None else s / r["short_docs"] * 1e6 for lib, s in per_doc.items()}
-        rows.append([r["encoding"], r["corpus"], f"{r['short_docs']:,}", fmt(us["bytebpe"], 2), fmt(us["tiktoken"], 2),
-                     ratio(us["tiktoken"], us["bytebpe"]), fmt(mb_per_s(r, "short_loop", "bytebpe")),
-                     fmt(mb_per_s(r, "short_loop", "tiktoken")), *([fmt(us["huggingface"], 2)] if with_hf else [])])
-    print(f"\n## 4. Short documents (~{SHORT_DOC_CHARS} chars), Python loop of `encode_ordinary`: call overhead\n")
-    print(markdown_table(["encoding", "corpus", "docs", "bytebpe µs/doc", "tiktoken µs/doc", "ratio",
-                          "bytebpe MB/s", "tiktoken MB/s", *(["HF µs/doc"] if with_hf else [])], rows))
+        batch = {lib: mb_per_s(r, "batch", lib) for lib in ("bytebpe", "tiktoken", "huggingface")}
+        loop = {lib: mb_per_s(r, "loop", lib) for lib in ("bytebpe", "tiktoken", "huggingface")}
+        rows.append([r["encoding"], r["corpus"], f"{r['docs']:,}", fmt(batch["bytebpe"]), fmt(loop["bytebpe"]),
+                     fmt(batch["tiktoken"]), fmt(loop["tiktoken"]), ratio(batch["bytebpe"], batch["tiktoken"]),
+                     ratio(loop["bytebpe"], loop["tiktoken"]),
+                     *([fmt(batch["huggingface"]), fmt(loop["huggingface"])] if with_hf else [])])
+    print_table("3. Many documents: `encode_ordinary_batch(docs)` vs a Python loop of `encode_ordinary`",
+                ["encoding", "corpus", "docs", "bytebpe batch MB/s", "bytebpe loop MB/s", "tiktoken batch MB/s",
+                 "tiktoken loop MB/s", "batch ratio", "loop ratio",
+                 *(["HF batch MB/s", "HF loop MB/s"] if with_hf else [])], rows,
+                note="Both batches with their default num_threads=8 (bytebpe's pool has one thread per usable "
+                     "core); HF with its own default parallelism.")
 
+
+def print_short_documents(results: list[dict[str, Any]], with_hf: bool) -> None:
+    rows = []
+    for r in results:
+        us_per_doc = {lib: None if seconds is None else seconds / r["short_docs"] * 1e6
+                      for lib in ("bytebpe", "tiktoken", "huggingface")
+                      for seconds in [r["seconds"]["short_loop"].get(lib)]}
+        rows.append([r["encoding"], r["corpus"], f"{r['short_docs']:,}", fmt(us_per_doc["bytebpe"], 2),
+                     fmt(us_per_doc["tiktoken"], 2), ratio(us_per_doc["tiktoken"], us_per_doc["bytebpe"]),
+                     fmt(mb_per_s(r, "short_loop", "bytebpe")), fmt(mb_per_s(r, "short_loop", "tiktoken")),
+                     *([fmt(us_per_doc["huggingface"], 2)] if with_hf else [])])
+    print_table(f"4. Short documents (~{SHORT_DOC_CHARS} chars), Python loop of `encode_ordinary`: call overhead",
+                ["encoding", "corpus", "docs", "bytebpe µs/doc", "tiktoken µs/doc", "ratio", "bytebpe MB/s",
+                 "tiktoken MB/s", *(["HF µs/doc"] if with_hf else [])], rows)
+
+
+def print_stages(results: list[dict[str, Any]]) -> None:
     rows = []
     for r in results:
         stages, whole = r["stage_seconds"], r["seconds"]["single"]["bytebpe"]
         rows.append([r["encoding"], r["corpus"], fmt(r["bytes"] / MB / stages["pretokenize"]),
-                     fmt(r["bytes"] / MB / stages["merge"]), fmt(100 * stages["pretokenize"] / whole, 0) + "%",
-                     fmt(100 * stages["merge"] / whole, 0) + "%", fmt(r["bytes"] / MB / whole)])
-    print("\n## 5. bytebpe stages: regex pre-tokenizer (`_pattern.findall`) vs gather + merge "
-          "(`_core.encode_pieces`)\n")
-    print("% is of the whole `encode_ordinary` time from table 1; the two need not add up to exactly 100.\n")
-    print(markdown_table(["encoding", "corpus", "pre-tokenize MB/s", "merge MB/s", "pre-tokenize %", "merge %",
-                          "whole MB/s"], rows))
+                     fmt(r["bytes"] / MB / stages["merge"]), f"{100 * stages['pretokenize'] / whole:.0f}%",
+                     f"{100 * stages['merge'] / whole:.0f}%", fmt(r["bytes"] / MB / whole)])
+    print_table("5. bytebpe stages: regex pre-tokenizer (`_pattern.findall`) vs gather + merge "
+                "(`_core.encode_pieces`)",
+                ["encoding", "corpus", "pre-tokenize MB/s", "merge MB/s", "pre-tokenize %", "merge %",
+                 "whole MB/s"], rows,
+                note="% is of the whole `encode_ordinary` time of table 1, timed separately, so the two "
+                     "need not add up to exactly 100.")
+
+
+def print_tables(results: list[dict[str, Any]]) -> None:
+    with_hf = any("huggingface" in r["seconds"]["single"] for r in results)
+    print_single_text(results, with_hf)
+    print_numpy(results)
+    print_batch(results, with_hf)
+    print_short_documents(results, with_hf)
+    print_stages(results)
+    if with_hf:
+        print("\nHF = HuggingFace tokenizers, gpt2 only, built from vocab.bpe + encoder.json (ByteLevel, no "
+              "prefix space); its `encode` also computes offsets, which tiktoken and bytebpe do not.")
 
 
 def print_worst_cases(rows: list[dict[str, Any]]) -> None:
@@ -484,8 +524,8 @@ def print_worst_cases(rows: list[dict[str, Any]]) -> None:
     table = [[row["case"], f"{row['chars']:,}", "—" if row["tokens"] is None else f"{row['tokens']:,}",
               cell(row["bytebpe"]), cell(row["tiktoken"]), "yes" if row.get("ids_equal") else "not compared"]
              for row in rows]
-    print(f"\n## 6. Worst cases, {WORST_CASE_ENCODING}, one run each: seconds for `encode_ordinary`\n")
-    print(markdown_table(["input", "chars", "tokens", "bytebpe s", "tiktoken s", "ids equal"], table, text_columns=1))
+    print_table(f"6. Worst cases, {WORST_CASE_ENCODING}, one run each: seconds for `encode_ordinary`",
+                ["input", "chars", "tokens", "bytebpe s", "tiktoken s", "ids equal"], table, text_columns=1)
     for row in rows:
         for lib_name in ("bytebpe", "tiktoken"):
             if f"{lib_name}_error" in row:
@@ -495,69 +535,67 @@ def print_worst_cases(rows: list[dict[str, Any]]) -> None:
 def print_load_times(rows: list[dict[str, Any]]) -> None:
     table = [[row["encoding"], f"{row['bytebpe'] * 1e3:,.0f}", f"{row['tiktoken'] * 1e3:,.0f}",
               ratio(1 / row["bytebpe"], 1 / row["tiktoken"])] for row in rows]
-    print(f"\n## 7. Load time: cold `get_encoding(name)`, best of {LOAD_REPEAT} (in-process caches cleared; "
-          "files already in the OS page cache)\n")
-    print(markdown_table(["encoding", "bytebpe ms", "tiktoken ms", "ratio"], table, text_columns=1))
+    print_table(f"7. Load time: cold `get_encoding(name)`, best of {LOAD_REPEAT}",
+                ["encoding", "bytebpe ms", "tiktoken ms", "ratio"], table, text_columns=1,
+                note="In-process caches cleared before each load (bytebpe's registry, compiled pattern and regex "
+                     "cache; tiktoken's ENCODINGS); the files are already in the OS page cache.")
 
 
 # ==== main ========================================================================================
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    vocab_dir = vocab_dir_from_env()
+def measure_corpus(encoding: str, corpus: str, text: str, libs: dict[str, Any], hf_gpt2: Any,
+                   args: argparse.Namespace, notes: list[str]) -> dict[str, Any]:
+    """Check, then time, one encoding on one corpus sample. HF joins only for gpt2 and only when exact."""
+    print(f"[measuring {encoding} / {corpus}]", file=sys.stderr, flush=True)
+    docs = split_into_documents(text, args.doc_bytes)
+    short_docs = split_into_documents(text, SHORT_DOC_CHARS)
+    references = check_sample(encoding, corpus, libs, text, docs, short_docs)
+    timed_libs = dict(libs)
+    if encoding == "gpt2" and hf_gpt2 is not None:
+        reason = huggingface_agrees(hf_gpt2, references, text, docs, short_docs, libs["tiktoken"].decode)
+        if reason:
+            notes.append(f"HF tokenizers excluded for gpt2 / {corpus}: its ids differ from tiktoken's.\n{reason}")
+        else:
+            timed_libs["huggingface"] = hf_gpt2
+    return {
+        "encoding": encoding, "corpus": corpus, "bytes": len(text.encode("utf-8")), "chars": len(text),
+        "tokens": len(references["sample"]), "docs": len(docs), "short_docs": len(short_docs),
+        "seconds": measure_sample(timed_libs, text, docs, short_docs, args.repeat),
+        "stage_seconds": measure_stages(libs["bytebpe"], text, args.repeat),
+    }
+
+
+def run(args: argparse.Namespace, vocab_dir: Path) -> dict[str, Any]:
+    """Everything after the offline tiktoken cache is in place; returns the raw numbers."""
+    import tiktoken  # only now: TIKTOKEN_CACHE_DIR is set
+
     corpus_dir = args.corpus_dir or vocab_dir.parent / "corpus"
-    with tempfile.TemporaryDirectory(prefix="bench-tiktoken-cache-") as cache_dir:
-        link_offline_tiktoken_cache(vocab_dir, Path(cache_dir))
-        import tiktoken  # after TIKTOKEN_CACHE_DIR is set
+    versions = {"bytebpe": bytebpe.__version__, "tiktoken": _version("tiktoken"),
+                "tokenizers": _version("tokenizers")}
+    hf_gpt2, hf_missing = huggingface_gpt2(vocab_dir) if "gpt2" in args.encodings else (None, "")
+    notes = [f"HF tokenizers excluded: {hf_missing}"] if hf_missing else []
+    print_header(args, versions, corpus_dir)
 
-        versions = {"bytebpe": bytebpe.__version__, "tiktoken": _version("tiktoken")}
-        hf_gpt2, hf_missing = huggingface_gpt2(vocab_dir) if "gpt2" in args.encodings else (None, "")
-        if hf_gpt2 is not None or "gpt2" in args.encodings:
-            versions["tokenizers"] = _version("tokenizers")
-        print_header(args, versions, corpus_dir)
+    samples = {name: read_sample(corpus_dir / name, args.mb) for name in args.corpora}
+    results = []
+    for encoding in args.encodings:
+        libs = {"bytebpe": bytebpe.get_encoding(encoding), "tiktoken": tiktoken.get_encoding(encoding)}
+        for corpus, text in samples.items():
+            results.append(measure_corpus(encoding, corpus, text, libs, hf_gpt2, args, notes))
+    print_tables(results)
+    for note in notes:
+        print(f"\nNote: {note}")
 
-        samples = {name: read_sample(corpus_dir / name, args.mb) for name in args.corpora}
-        results = []
-        notes = []
-        for encoding in args.encodings:
-            libs = {"bytebpe": bytebpe.get_encoding(encoding), "tiktoken": tiktoken.get_encoding(encoding)}
-            for corpus, text in samples.items():
-                print(f"[measuring {encoding} / {corpus}]", file=sys.stderr, flush=True)
-                docs = split_into_documents(text, args.doc_bytes)
-                short_docs = split_into_documents(text, SHORT_DOC_CHARS)
-                tokens = check_sample(encoding, corpus, libs, text, docs, short_docs)
-                timed_libs = dict(libs)
-                if encoding == "gpt2":
-                    if hf_gpt2 is None:
-                        notes.append(f"HF tokenizers excluded: {hf_missing}")
-                    elif reason := huggingface_agrees(hf_gpt2, libs["tiktoken"], text, docs):
-                        notes.append(f"HF tokenizers excluded for gpt2 / {corpus}: its ids differ from "
-                                     f"tiktoken's.\n{reason}")
-                    else:
-                        timed_libs["huggingface"] = hf_gpt2
-                results.append({
-                    "encoding": encoding, "corpus": corpus, "bytes": len(text.encode("utf-8")),
-                    "chars": len(text), "tokens": tokens, "docs": len(docs), "short_docs": len(short_docs),
-                    "seconds": measure_sample(timed_libs, text, docs, short_docs, args.repeat),
-                    "stage_seconds": measure_stages(libs["bytebpe"], text, args.repeat),
-                })
-        with_hf = any("huggingface" in r["seconds"]["single"] for r in results)
-        print_tables(results, with_hf)
-        if with_hf:
-            print("\nHF = HuggingFace tokenizers, gpt2 only, built from vocab.bpe + encoder.json (ByteLevel, no "
-                  "prefix space); its `encode` also computes offsets, which tiktoken and bytebpe do not.")
-        for note in notes:
-            print(f"\nNote: {note}")
-
-        worst = []
-        if args.worst:
-            print("[measuring worst cases]", file=sys.stderr, flush=True)
-            worst = measure_worst_cases(bytebpe.get_encoding(WORST_CASE_ENCODING),
-                                        tiktoken.get_encoding(WORST_CASE_ENCODING))
-            print_worst_cases(worst)
-        print("[measuring load times]", file=sys.stderr, flush=True)
-        loads = measure_load_times(args.encodings)
-        print_load_times(loads)
+    worst = []
+    if args.worst:
+        print("[measuring worst cases]", file=sys.stderr, flush=True)
+        worst = measure_worst_cases(bytebpe.get_encoding(WORST_CASE_ENCODING),
+                                    tiktoken.get_encoding(WORST_CASE_ENCODING))
+        print_worst_cases(worst)
+    print("[measuring load times]", file=sys.stderr, flush=True)
+    loads = measure_load_times(args.encodings)
+    print_load_times(loads)
     return {"versions": versions, "args": {k: str(v) for k, v in vars(args).items()}, "results": results,
             "worst_cases": worst, "load_times": loads, "notes": notes}
 
@@ -574,14 +612,18 @@ def _version(module_name: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
+    vocab_dir = vocab_dir_from_env()
     try:
-        raw = run(args)
+        with tempfile.TemporaryDirectory(prefix="bench-tiktoken-cache-") as cache_dir:
+            link_offline_tiktoken_cache(vocab_dir, Path(cache_dir))
+            raw = run(args, vocab_dir)
     except Mismatch as mismatch:
-        print(f"\nbench_encode: MISMATCH, benchmark aborted before timing this case:\n{mismatch}",
+        print(f"\nbench_encode: MISMATCH, benchmark aborted (numbers printed so far are for checked cases):\n"
+              f"{mismatch}",
               file=sys.stderr)
         return 1
     raw["total_seconds"] = time.perf_counter() - started
-    print(f"\n(whole run: {raw['total_seconds']:.0f} s)")
+    print(f"\n(whole run: {raw['total_seconds']:.0f} s; load average at end: {load_average()})")
     if args.json:
         args.json.write_text(json.dumps(raw, indent=2))
     return 0

@@ -45,6 +45,9 @@ cdef class MergeTable:
     cdef vector[Rank] pair_of_bytes_rank  # (b0 << 8 | b1) -> rank of that 2-byte token: the merge loop's
                                           # first lookups, answered by one array read
     cdef Py_ssize_t max_token_len       # no lookup of a longer span can hit, so it is skipped
+    # rank -> the int object for it (taken from the ranks dict, so it costs only the list): building
+    # result lists from these skips allocating an int per token.
+    cdef list rank_objects
     cdef readonly Py_ssize_t n_tokens
     cdef readonly Py_ssize_t max_rank
 

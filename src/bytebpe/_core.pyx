@@ -15,8 +15,9 @@ one C++ vector of ids; with the GIL again, build the list or numpy array once.
 """
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.ref cimport PyObject
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_FromUnsignedLong
+from cpython.ref cimport PyObject, Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 from libcpp.queue cimport priority_queue
@@ -69,23 +70,41 @@ cdef struct Span:
     Rank rank
 
 
-cdef inline uint64_t _head_word(const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    """The first min(n, 8) bytes of `data` as one zero-padded word."""
-    cdef uint64_t word = 0
-    memcpy(&word, data, n if n < 8 else 8)
+cdef inline uint64_t _load64(const uint8_t* data) noexcept nogil:
+    cdef uint64_t word
+    memcpy(&word, data, 8)    # constant size: compiles to one unaligned load
     return word
 
 
+cdef inline uint32_t _load32(const uint8_t* data) noexcept nogil:
+    cdef uint32_t word
+    memcpy(&word, data, 4)
+    return word
+
+
+cdef inline uint64_t _head_word(const uint8_t* data, Py_ssize_t n) noexcept nogil:
+    """A word that, together with n, identifies the first min(n, 8) bytes of `data`.
+
+    Built from fixed-size (possibly overlapping) loads instead of a variable-length copy, which would be a
+    library call on the hottest path. Only ever compared between byte strings of the same length.
+    """
+    if n >= 8:
+        return _load64(data)
+    if n >= 4:
+        return <uint64_t>_load32(data) | (<uint64_t>_load32(data + n - 4) << 32)
+    return <uint64_t>data[0] | (<uint64_t>data[n >> 1] << 8) | (<uint64_t>data[n - 1] << 16)
+
+
 cdef inline uint64_t _hash_bytes(uint64_t head, const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    """64-bit hash of a byte string whose first word is `head`: word-at-a-time multiply-xorshift."""
+    """64-bit hash of a byte string whose head word is `head`: word-at-a-time multiply-xorshift."""
     cdef uint64_t h = (head ^ (0x9E3779B97F4A7C15ULL * <uint64_t>n)) * 0xBF58476D1CE4E5B9ULL
-    cdef uint64_t word
     cdef Py_ssize_t offset = 8
-    while offset < n:
-        word = 0
-        memcpy(&word, data + offset, n - offset if n - offset < 8 else 8)
-        h = ((h ^ (h >> 31)) ^ word) * 0xBF58476D1CE4E5B9ULL
+    while offset + 8 <= n:
+        h = ((h ^ (h >> 31)) ^ _load64(data + offset)) * 0xBF58476D1CE4E5B9ULL
         offset += 8
+    if offset < n:
+        # The last 8 bytes, overlapping what was already mixed in: n >= 9 here, so they exist.
+        h = ((h ^ (h >> 31)) ^ _load64(data + n - 8)) * 0xBF58476D1CE4E5B9ULL
     h ^= h >> 32
     h *= 0x94D049BB133111EBULL
     h ^= h >> 29
@@ -134,7 +153,7 @@ cdef class MergeTable:
         for token, value in (<dict>mergeable_ranks).items():
             if not isinstance(token, bytes):
                 raise TypeError(f"mergeable_ranks keys must be bytes, got {type(token).__name__}: {token!r}")
-            if not isinstance(value, int):
+            if not isinstance(value, int) or isinstance(value, bool):
                 raise TypeError(f"rank of {token!r} must be an int, got {type(value).__name__}")
             if not 0 <= value <= MAX_TOKEN_ID:
                 raise ValueError(f"rank of {token!r} is {value}, outside 0..{MAX_TOKEN_ID}")
@@ -151,6 +170,7 @@ cdef class MergeTable:
                 f"ranks are too sparse: {self.n_tokens} tokens with ranks up to {max_rank}")
         self.max_rank = max_rank
 
+        self.rank_objects = [None] * (max_rank + 1)
         self.token_start.assign(max_rank + 1, 0)
         self.token_len.assign(max_rank + 1, -1)
         self.blob.reserve(total_bytes)
@@ -178,6 +198,7 @@ cdef class MergeTable:
                     f"rank {rank} is given to two tokens: {self._token_bytes(rank)!r} and {token!r}")
             data = <const uint8_t*>PyBytes_AS_STRING(token)
             n = PyBytes_GET_SIZE(token)
+            self.rank_objects[rank] = value if type(value) is int else int(value)
             self.token_start[rank] = self.blob.size()
             self.token_len[rank] = <int32_t>n
             self.blob.insert(self.blob.end(), data, data + n)
@@ -464,7 +485,23 @@ cdef class CoreBPE:
         """Ids of `text`: pre-tokenized by `findall`, special tokens split out by `special_split` (or None)."""
         cdef vector[Rank] out
         self._encode_into(findall, special_split, text, out)
-        return out
+        return self._to_list(out, 0, out.size())
+
+    cdef list _to_list(self, vector[Rank]& ids, Py_ssize_t begin, Py_ssize_t end):
+        """ids[begin:end] as a list of Python ints, reusing the table's int objects."""
+        cdef list result = PyList_New(end - begin)
+        cdef list rank_objects = self.table.rank_objects
+        cdef Py_ssize_t i, limit = PyList_GET_SIZE(rank_objects)
+        cdef Rank token
+        cdef object item
+        for i in range(begin, end):
+            token = ids[i]
+            item = <object>PyList_GET_ITEM(rank_objects, token) if token < limit else None
+            if item is None:    # a special token, beyond the mergeable ranks or in a gap of them
+                item = PyLong_FromUnsignedLong(token)
+            Py_INCREF(item)
+            PyList_SET_ITEM(result, i - begin, item)
+        return result
 
     def encode_to_numpy(self, findall, special_split, str text not None):
         """Like `encode`, but a uint32 numpy array built straight from the C buffer."""
@@ -476,7 +513,7 @@ cdef class CoreBPE:
         """Merge already pre-tokenized pieces (benchmarks time the merge stage alone with this)."""
         cdef vector[Rank] out
         self._encode_into(_identity_findall(pieces), None, "", out)
-        return out
+        return self._to_list(out, 0, out.size())
 
     def encode_batch(self, findall, special_split, list texts not None, bint flat=False):
         """Encode many texts with one GIL release for all their merging.
@@ -515,7 +552,7 @@ cdef class CoreBPE:
         if flat:
             import numpy as np
             return _to_numpy(out), np.asarray(<int64_t[:offsets.size()]>offsets.data()).copy()
-        return [[out[i] for i in range(offsets[k], offsets[k + 1])] for k in range(texts.__len__())]
+        return [self._to_list(out, offsets[k], offsets[k + 1]) for k in range(texts.__len__())]
 
     # ---- decoding ---------------------------------------------------------------------------------------
 

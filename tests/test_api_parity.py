@@ -1,0 +1,215 @@
+"""Every public method of `tiktoken.Encoding` gives the same result in bytebpe, on cl100k_base and o200k_base.
+
+Each test names one method (or a family of them) and compares it with stock tiktoken on a handful of texts
+chosen to cross the pre-tokenizer's rules: English, code, CJK, emoji (whose tokens can end inside a
+character), the empty string, whitespace only, and mixes of "\\r\\n".
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bytebpe
+
+TEXTS = [
+    "Hello, world! This is a plain English sentence, with numbers 12345 and 3.14159.",
+    "def encode(self, text: str) -> list[int]:\n    return [ord(c) for c in text]  # comment\n",
+    "日本語のテキスト、漢字とかな。你好，世界！這是繁體字。한국어 텍스트",
+    "😀 emoji 🎉🎉 👩\u200d👩\u200d👧\u200d👦 family 🦜🦜🦜 ⚡︎",
+    "",
+    "   \t\n  \n\n\n    ",
+    "line one\r\nline two\r\n\r\n\rthree\n\r\n  \r\n",
+    "I'm sure it's 'quoted' and CAPS'LL don't   break",
+]
+# Lone surrogates are not encodable as UTF-8; tiktoken turns them into U+FFFD (and joins a pair given as two
+# code points into one character) before encoding.
+SURROGATE_TEXTS = ["\ud800", "a\udc00b", "\ud83d\ude00", "x \ud83d\ude00 y \udfff"]
+
+
+@pytest.fixture(scope="module", params=["cl100k_base", "o200k_base"])
+def pair(request, data_dir, tiktoken_encoding):
+    """(bytebpe's encoding, tiktoken's) of one name."""
+    return bytebpe.get_encoding(request.param), tiktoken_encoding(request.param)
+
+
+@pytest.fixture(scope="module")
+def token_lists(pair):
+    """tiktoken's ids of each text."""
+    return [pair[1].encode(text) for text in TEXTS]
+
+
+# ==== encoding =====================================================================================
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_encode_and_encode_ordinary(pair, text):
+    ours, theirs = pair
+    assert ours.encode(text) == theirs.encode(text)
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_encode_to_numpy_gives_uint32_ids(pair, text):
+    ours, theirs = pair
+    ids = ours.encode_to_numpy(text)
+    assert isinstance(ids, np.ndarray) and ids.dtype == np.uint32
+    assert ids.tolist() == theirs.encode_to_numpy(text).tolist() == theirs.encode(text)
+
+
+def test_encode_batch_and_encode_ordinary_batch(pair):
+    ours, theirs = pair
+    assert ours.encode_batch(TEXTS) == theirs.encode_batch(TEXTS)
+    assert ours.encode_ordinary_batch(TEXTS) == theirs.encode_ordinary_batch(TEXTS)
+    assert ours.encode_batch([]) == ours.encode_ordinary_batch([]) == []
+
+
+@pytest.mark.parametrize("num_threads", [1, 2, 8])
+def test_a_batch_large_enough_for_threads_gives_tiktokens_ids_in_order(pair, num_threads):
+    ours, theirs = pair
+    batch = [text * (k % 7 + 1) + str(k) for k, text in enumerate(TEXTS * 60)]   # ~100 k characters
+    assert sum(map(len, batch)) > 64 * 1024
+    assert ours.encode_batch(batch, num_threads=num_threads) == theirs.encode_batch(batch, num_threads=num_threads)
+    assert ours.encode_ordinary_batch(batch, num_threads=num_threads) == theirs.encode_ordinary_batch(batch)
+
+
+def test_encode_single_token_of_every_token_in_the_texts(pair, token_lists):
+    ours, theirs = pair
+    for token in {token for ids in token_lists for token in ids}:
+        token_bytes = theirs.decode_single_token_bytes(token)
+        assert ours.encode_single_token(token_bytes) == theirs.encode_single_token(token_bytes) == token
+        try:
+            token_text = token_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        assert ours.encode_single_token(token_text) == theirs.encode_single_token(token_text) == token
+
+
+def test_encode_single_token_of_special_tokens_as_str_and_bytes(pair):
+    ours, theirs = pair
+    for token in theirs.special_tokens_set:
+        assert ours.encode_single_token(token) == theirs.encode_single_token(token)
+        assert ours.encode_single_token(token.encode()) == theirs.encode_single_token(token.encode())
+
+
+# ==== decoding =====================================================================================
+
+
+def test_decode_and_decode_bytes(pair, token_lists):
+    ours, theirs = pair
+    for ids in token_lists:
+        assert ours.decode(ids) == theirs.decode(ids)
+        assert ours.decode_bytes(ids) == theirs.decode_bytes(ids)
+
+
+def test_decode_single_token_bytes_and_decode_tokens_bytes(pair, token_lists):
+    ours, theirs = pair
+    for ids in token_lists:
+        assert ours.decode_tokens_bytes(ids) == theirs.decode_tokens_bytes(ids)
+        assert [ours.decode_single_token_bytes(token) for token in ids] == ours.decode_tokens_bytes(ids)
+    specials = sorted(theirs._special_token_values)
+    assert [ours.decode_single_token_bytes(t) for t in specials] == [theirs.decode_single_token_bytes(t) for t in specials]
+
+
+def test_decode_with_offsets(pair, token_lists):
+    ours, theirs = pair
+    for ids in token_lists:
+        assert ours.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
+
+
+def test_decode_with_offsets_when_a_token_starts_inside_a_character(pair):
+    ours, theirs = pair
+    ids = theirs.encode("🦜🦜🦜 ⚡︎")
+    # The texts really do split a character between two tokens: some token starts with a continuation byte.
+    assert any(0x80 <= piece[0] < 0xC0 for piece in theirs.decode_tokens_bytes(ids))
+    assert ours.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
+
+
+def test_decode_batch_and_decode_bytes_batch(pair, token_lists):
+    ours, theirs = pair
+    assert ours.decode_batch(token_lists) == theirs.decode_batch(token_lists)
+    assert ours.decode_bytes_batch(token_lists) == theirs.decode_bytes_batch(token_lists)
+
+
+def test_decode_is_lossy_by_default_and_strict_on_request_like_tiktoken(pair):
+    ours, theirs = pair
+    ids = theirs.encode("🦜")
+    partial = ids[:-1]      # the parrot's last byte is missing
+    assert len(ids) > 1
+    assert ours.decode(partial) == theirs.decode(partial) and "\ufffd" in ours.decode(partial)
+    with pytest.raises(UnicodeDecodeError):
+        theirs.decode(partial, errors="strict")
+    with pytest.raises(UnicodeDecodeError):
+        ours.decode(partial, errors="strict")
+    with pytest.raises(UnicodeDecodeError):
+        ours.decode_with_offsets(partial)
+    assert ours.decode(partial, errors="ignore") == theirs.decode(partial, errors="ignore")
+
+
+def test_decode_accepts_lists_tuples_and_numpy_arrays(pair, token_lists):
+    ours, theirs = pair
+    ids = token_lists[0]
+    expected = theirs.decode(ids)
+    assert ours.decode(list(ids)) == expected
+    assert ours.decode(tuple(ids)) == expected
+    assert ours.decode(np.array(ids, dtype=np.uint32)) == expected
+    assert ours.decode(np.array(ids, dtype=np.int64)) == expected
+    assert ours.decode(ours.encode_to_numpy(TEXTS[0])) == expected
+    assert ours.decode_bytes(np.array(ids, dtype=np.uint32)) == theirs.decode_bytes(ids)
+
+
+# ==== the vocabulary ===============================================================================
+
+
+def test_token_byte_values(pair):
+    ours, theirs = pair
+    assert ours.token_byte_values() == theirs.token_byte_values()
+
+
+def test_sizes_and_names(pair):
+    ours, theirs = pair
+    assert ours.n_vocab == theirs.n_vocab
+    assert ours.max_token_value == theirs.max_token_value
+    assert ours.eot_token == theirs.eot_token
+    assert ours.special_tokens_set == theirs.special_tokens_set
+    assert ours.name == theirs.name
+    assert repr(ours) == repr(theirs)
+
+
+def test_is_special_token(pair):
+    ours, theirs = pair
+    ids = [0, 1, 100, 50256, theirs.eot_token, theirs.max_token_value, *theirs._special_token_values]
+    assert [ours.is_special_token(token) for token in ids] == [theirs.is_special_token(token) for token in ids]
+    assert ours.is_special_token(theirs.eot_token) and not ours.is_special_token(0)
+
+
+def test_mergeable_ranks_equal_tiktokens_and_are_read_only(pair):
+    ours, theirs = pair
+    assert ours.mergeable_ranks == theirs._mergeable_ranks
+    with pytest.raises(TypeError):
+        ours.mergeable_ranks[b"new token"] = 5
+    with pytest.raises(TypeError):
+        del ours.mergeable_ranks[b"a"]
+    assert b"new token" not in ours.mergeable_ranks and ours.mergeable_ranks[b"a"] == theirs._mergeable_ranks[b"a"]
+
+
+# ==== text that is not valid Unicode ===============================================================
+
+
+@pytest.mark.parametrize("text", SURROGATE_TEXTS)
+def test_surrogates_are_repaired_like_tiktokens_encode(pair, text):
+    ours, theirs = pair
+    expected = theirs.encode(text)
+    assert ours.encode(text) == expected
+    assert ours.encode_ordinary(text) == expected
+    assert ours.encode(text, allowed_special="all") == expected
+    assert ours.encode_batch([text, "ok"]) == [expected, theirs.encode("ok")]
+    assert ours.encode_ordinary_batch([text]) == [expected]
+    assert ours.encode_to_numpy(text).tolist() == expected
+    ids, offsets = ours.encode_batch_to_numpy([text])
+    assert ids.tolist() == expected and offsets.tolist() == [0, len(expected)]
+
+
+def test_a_surrogate_pair_given_as_two_code_points_is_the_character_it_stands_for(pair):
+    ours, _ = pair
+    assert ours.encode("\ud83d\ude00") == ours.encode("😀")
+    assert ours.encode("\ud800") == ours.encode("\ufffd")

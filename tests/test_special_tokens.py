@@ -1,0 +1,394 @@
+"""Special tokens follow tiktoken's rules exactly, and `with_special_tokens` registers new ones.
+
+The rules, as tiktoken states them:
+  * by default (`disallowed_special="all"`) text that contains a special token is refused with a
+    ValueError naming the token and pointing at `allowed_special` / `disallowed_special`;
+  * a token in `allowed_special` (or every one, with `"all"`) becomes its special id;
+  * a token left out of `disallowed_special` is encoded as ordinary text, so
+    `encode(t, disallowed_special=()) == encode_ordinary(t)`;
+  * `disallowed_special` is checked first and may name any string, special token or not.
+The same rules hold for `encode_batch`, `encode_to_numpy` and `encode_batch_to_numpy`.
+
+Stock tiktoken is the oracle wherever it defines the behaviour. It does not define which of two
+overlapping special tokens wins (its choice follows hash-map order); bytebpe's rule, leftmost and then
+longest, is tested on its own.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bytebpe
+
+CL100K_SPECIALS = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+IM_TOKENS = {"<|im_start|>": 100264, "<|im_end|>": 100265}   # ids in a gap of cl100k_base
+
+
+@pytest.fixture(scope="module")
+def enc(data_dir) -> bytebpe.Encoding:
+    return bytebpe.get_encoding("cl100k_base")
+
+
+@pytest.fixture(scope="module")
+def tik(tiktoken_encoding):
+    return tiktoken_encoding("cl100k_base")
+
+
+def outcome(encode, text, **policy):
+    """What `encode(text, **policy)` does: ("ids", ids) or ("raises", exception type)."""
+    try:
+        return ("ids", list(encode(text, **policy)))
+    except ValueError as error:
+        return ("raises", ValueError, str(error).split("'")[1])   # the token the message names
+
+
+# ==== refused by default ==========================================================================
+
+
+@pytest.mark.parametrize("token", sorted(CL100K_SPECIALS))
+def test_text_containing_a_special_token_is_refused_by_default(enc, token):
+    with pytest.raises(ValueError) as raised:
+        enc.encode(f"some text {token} more text")
+    message = str(raised.value)
+    assert repr(token) in message
+    assert "allowed_special" in message and "disallowed_special" in message
+
+
+def test_the_refusal_names_the_leftmost_special_token_like_tiktoken(enc, tik):
+    text = "a <|fim_suffix|> b <|endoftext|>"
+    assert outcome(enc.encode, text) == outcome(tik.encode, text) == ("raises", ValueError, "<|fim_suffix|>")
+
+
+@pytest.mark.parametrize("name", ["gpt2", "p50k_edit", "cl100k_base", "o200k_harmony"])
+def test_every_special_token_of_every_encoding_is_refused_by_default(name, data_dir):
+    enc = bytebpe.get_encoding(name)
+    for token in enc.special_tokens_set:
+        with pytest.raises(ValueError, match="disallowed special token"):
+            enc.encode(f"x{token}y")
+
+
+# ==== allowed_special ==============================================================================
+
+
+def test_allowed_all_gives_the_special_ids(enc):
+    assert enc.encode("<|endoftext|>", allowed_special="all") == [100257]
+    assert enc.encode("<|fim_prefix|>x<|fim_suffix|>", allowed_special="all") == [100258, 87, 100260]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "p50k_edit", "cl100k_base", "o200k_harmony"])
+def test_allowed_all_gives_tiktokens_ids_for_every_special_token(name, data_dir, tiktoken_encoding):
+    enc, tik = bytebpe.get_encoding(name), tiktoken_encoding(name)
+    specials = sorted(tik.special_tokens_set)
+    text = "Hello" + " and ".join(specials) + "!"
+    ids = enc.encode(text, allowed_special="all")
+    assert ids == tik.encode(text, allowed_special="all")
+    assert set(ids) >= {tik._special_tokens[token] for token in specials}
+
+
+def test_allowing_one_token_allows_only_it(enc):
+    text = "<|endoftext|> and <|fim_prefix|>"
+    with pytest.raises(ValueError, match=r"<\|fim_prefix\|>"):
+        enc.encode(text, allowed_special={"<|endoftext|>"})
+    assert enc.encode("a<|endoftext|>", allowed_special={"<|endoftext|>"}) == [64, 100257]
+
+
+def test_an_allowed_token_that_is_not_special_is_ignored_like_tiktoken(enc, tik):
+    text = "x foo y"
+    assert enc.encode(text, allowed_special={"foo"}) == tik.encode(text, allowed_special={"foo"}) == enc.encode_ordinary(text)
+
+
+# ==== disallowed_special ===========================================================================
+
+
+def test_disallowing_nothing_encodes_special_tokens_as_ordinary_text(enc, tik):
+    text = "<|endoftext|> is <|fim_middle|>"
+    ids = enc.encode(text, disallowed_special=())
+    assert ids == enc.encode_ordinary(text) == tik.encode(text, disallowed_special=()) == tik.encode_ordinary(text)
+    assert not set(ids) & set(CL100K_SPECIALS.values())
+
+
+def test_a_disallowed_string_that_is_not_a_special_token_is_refused_when_present(enc, tik):
+    assert outcome(enc.encode, "x foo y", disallowed_special={"foo"}) == ("raises", ValueError, "foo")
+    assert outcome(tik.encode, "x foo y", disallowed_special={"foo"}) == ("raises", ValueError, "foo")
+    assert enc.encode("x bar y", disallowed_special={"foo"}) == tik.encode("x bar y", disallowed_special={"foo"})
+
+
+def test_special_tokens_left_out_of_an_explicit_disallowed_set_are_ordinary_text(enc, tik):
+    text = "x<|endoftext|>y"
+    assert enc.encode(text, disallowed_special={"foo"}) == tik.encode(text, disallowed_special={"foo"}) == enc.encode_ordinary(text)
+
+
+ALL = "all"
+EOT, FIM = "<|endoftext|>", "<|fim_prefix|>"
+POLICIES = [
+    # (allowed_special, disallowed_special)
+    (set(), ALL),
+    ({EOT}, ALL),
+    ({EOT}, ()),
+    ({EOT}, {EOT}),          # disallowed is checked first: refused
+    ({EOT}, {FIM}),
+    (ALL, ALL),              # "all" disallowed means all that are not allowed: nothing
+    (ALL, {EOT}),            # refused
+    (ALL, ()),
+    ({EOT, FIM}, ALL),
+    (frozenset({FIM}), ["<|endofprompt|>"]),
+    (set(), ()),
+]
+POLICY_TEXTS = [
+    "plain text",
+    f"a{EOT}b",
+    f"{FIM}x{EOT}",
+    f"{EOT}{FIM}<|endofprompt|>",
+    f"{EOT}{EOT}",
+]
+
+
+@pytest.mark.parametrize("allowed, disallowed", POLICIES)
+@pytest.mark.parametrize("text", POLICY_TEXTS)
+def test_allowed_and_disallowed_combine_as_in_tiktoken(enc, tik, text, allowed, disallowed):
+    policy = {"allowed_special": allowed, "disallowed_special": disallowed}
+    assert outcome(enc.encode, text, **policy) == outcome(tik.encode, text, **policy)
+
+
+# ==== where special tokens sit =====================================================================
+
+
+@pytest.mark.parametrize("text", [
+    "<|endoftext|>",
+    "<|endoftext|>Hello",
+    "Hello<|endoftext|>",
+    "Hello <|endoftext|> world",
+    "Hello<|endoftext|>world",
+    "<|endoftext|><|endoftext|><|endoftext|>",
+    "<|fim_prefix|>def f():<|fim_suffix|>\n    return 1<|fim_middle|>",
+    " <|endoftext|> ",
+    "\n\n<|endoftext|>\n\n",
+    "日本<|endoftext|>語",
+    "😀<|endofprompt|>😀",
+])
+def test_specials_anywhere_in_the_text_give_tiktokens_ids(enc, tik, text):
+    assert enc.encode(text, allowed_special="all") == tik.encode(text, allowed_special="all")
+
+
+def test_repeated_specials_give_one_id_each(enc):
+    assert enc.encode("<|endoftext|>" * 3, allowed_special="all") == [100257] * 3
+
+
+@pytest.mark.parametrize("text", [
+    "<|endoftext",
+    "endoftext|>",
+    "<|endoftext|",
+    "|endoftext|>",
+    "<|endof<|endoftext|>",
+    "<|endoftext|>|>",
+    "<<|endoftext|>>",
+    "<|ENDOFTEXT|>",
+    "<| endoftext|>",
+])
+def test_partial_or_altered_special_tokens_are_ordinary_text(enc, tik, text):
+    assert outcome(enc.encode, text) == outcome(tik.encode, text)
+    assert enc.encode(text, allowed_special="all") == tik.encode(text, allowed_special="all")
+
+
+def test_a_partial_special_token_before_a_whole_one_stays_ordinary_text(enc):
+    assert enc.encode("<|endof<|endoftext|>", allowed_special="all") == enc.encode_ordinary("<|endof") + [100257]
+
+
+# ==== the property, with random text ===============================================================
+
+FRAGMENTS = [*CL100K_SPECIALS, "<|", "|>", "<", "|", ">", "endoftext", "fim_", "prefix", "<|endof", "text|>"]
+texts_with_special_fragments = st.lists(
+    st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=texts_with_special_fragments)
+def test_disallowing_nothing_is_encode_ordinary(enc, text):
+    assert enc.encode(text, disallowed_special=()) == enc.encode_ordinary(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=texts_with_special_fragments)
+def test_every_policy_agrees_with_tiktoken_on_random_text(enc, tik, text):
+    assert enc.encode(text, allowed_special="all") == tik.encode(text, allowed_special="all")
+    assert outcome(enc.encode, text) == outcome(tik.encode, text)
+    assert outcome(enc.encode, text, allowed_special={EOT}) == outcome(tik.encode, text, allowed_special={EOT})
+
+
+# ==== the batch and numpy variants =================================================================
+
+
+def test_encode_batch_refuses_a_batch_in_which_any_text_has_a_special_token(enc, tik):
+    batch = ["fine", "also fine", "not <|endoftext|> fine"]
+    with pytest.raises(ValueError, match=r"<\|endoftext\|>"):
+        enc.encode_batch(batch)
+    with pytest.raises(ValueError):
+        tik.encode_batch(batch)
+
+
+@pytest.mark.parametrize("policy", [
+    {"allowed_special": "all"},
+    {"disallowed_special": ()},
+    {"allowed_special": {EOT}, "disallowed_special": ()},
+    {"allowed_special": {EOT, FIM}},
+])
+def test_encode_batch_applies_the_policy_to_every_text_like_tiktoken(enc, tik, policy):
+    batch = ["<|endoftext|>a", "b<|fim_prefix|>c", "", "plain"]
+    assert enc.encode_batch(batch, **policy) == tik.encode_batch(batch, **policy)
+    assert enc.encode_batch(batch, **policy) == [enc.encode(text, **policy) for text in batch]
+
+
+def test_encode_to_numpy_follows_the_same_rules(enc, tik):
+    text = "x<|endoftext|>y<|fim_prefix|>"
+    with pytest.raises(ValueError, match=r"<\|endoftext\|>"):
+        enc.encode_to_numpy(text)
+    with pytest.raises(ValueError, match=r"<\|fim_prefix\|>"):
+        enc.encode_to_numpy(text, allowed_special={EOT})
+    for policy in [{"allowed_special": "all"}, {"disallowed_special": ()}, {"allowed_special": {EOT}, "disallowed_special": ()}]:
+        ids = enc.encode_to_numpy(text, **policy)
+        assert ids.dtype == np.uint32
+        assert ids.tolist() == tik.encode_to_numpy(text, **policy).tolist() == enc.encode(text, **policy)
+
+
+def test_encode_batch_to_numpy_follows_the_same_rules_and_returns_flat_ids_with_offsets(enc):
+    batch = ["<|endoftext|>a", "", "b<|fim_prefix|>c", "plain text"]
+    with pytest.raises(ValueError, match=r"<\|endoftext\|>"):
+        enc.encode_batch_to_numpy(batch)
+    with pytest.raises(ValueError, match=r"<\|fim_prefix\|>"):
+        enc.encode_batch_to_numpy(batch, allowed_special={EOT})
+    for policy in [{"allowed_special": "all"}, {"disallowed_special": ()}, {"allowed_special": {FIM}, "disallowed_special": ()}]:
+        ids, offsets = enc.encode_batch_to_numpy(batch, **policy)
+        assert ids.dtype == np.uint32 and offsets.dtype == np.int64
+        assert len(offsets) == len(batch) + 1 and offsets[0] == 0 and offsets[-1] == len(ids)
+        per_text = [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(batch))]
+        assert per_text == [enc.encode(text, **policy) for text in batch]
+
+
+# ==== what each special id decodes to ==============================================================
+
+
+@pytest.mark.parametrize("name", ["gpt2", "p50k_edit", "cl100k_base", "o200k_harmony"])
+def test_every_special_id_decodes_to_the_text_tiktoken_gives_it(name, data_dir, tiktoken_encoding):
+    # o200k_harmony gives id 200018 two names, "<|endofprompt|>" and "<|reserved_200018|>".
+    enc, tik = bytebpe.get_encoding(name), tiktoken_encoding(name)
+    ids = sorted(set(tik._special_tokens.values()))
+    assert [enc.decode_single_token_bytes(token) for token in ids] == [tik.decode_single_token_bytes(token) for token in ids]
+    assert enc.decode(ids) == tik.decode(ids)
+
+
+# ==== registering new special tokens ===============================================================
+
+
+@pytest.fixture(scope="module")
+def im(enc) -> bytebpe.Encoding:
+    return enc.with_special_tokens(IM_TOKENS, name="cl100k_im")
+
+
+@pytest.fixture(scope="module")
+def tik_im(tik):
+    import tiktoken
+
+    return tiktoken.Encoding(
+        "cl100k_im", pat_str=tik._pat_str, mergeable_ranks=tik._mergeable_ranks,
+        special_tokens={**tik._special_tokens, **IM_TOKENS})
+
+
+def test_with_special_tokens_makes_a_new_encoding_that_shares_the_merge_table(enc, im):
+    assert im is not enc and isinstance(im, bytebpe.Encoding)
+    assert im.name == "cl100k_im"
+    assert im._table is enc._table
+    assert im.special_tokens_set == set(CL100K_SPECIALS) | set(IM_TOKENS)
+
+
+def test_with_special_tokens_leaves_the_original_unchanged(enc, im):
+    assert enc.special_tokens_set == set(CL100K_SPECIALS)
+    assert enc.encode("<|im_start|>") == enc.encode_ordinary("<|im_start|>")
+    assert enc.encode("<|im_start|>", allowed_special="all") == enc.encode_ordinary("<|im_start|>")
+    with pytest.raises(KeyError):
+        enc.decode([100264])
+    assert bytebpe.get_encoding("cl100k_base") is enc
+
+
+def test_registered_tokens_encode_with_allowed_special_and_decode(im):
+    ids = im.encode("<|im_start|>user\nhi<|im_end|>", allowed_special="all")
+    assert ids[0] == 100264 and ids[-1] == 100265
+    assert im.decode(ids) == "<|im_start|>user\nhi<|im_end|>"
+    assert im.encode_single_token("<|im_end|>") == 100265
+    assert im.is_special_token(100264)
+    with pytest.raises(ValueError, match=r"<\|im_start\|>"):
+        im.encode("<|im_start|>")
+
+
+@pytest.mark.parametrize("text", [
+    "<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nHi<|endoftext|>",
+    "no specials at all",
+    "<|im_start|><|im_start|><|im_end|>",
+    "<|im_start",
+])
+def test_registered_tokens_behave_as_in_tiktoken_built_with_them(im, tik_im, text):
+    assert im.encode(text, allowed_special="all") == tik_im.encode(text, allowed_special="all")
+    assert im.encode(text, disallowed_special=()) == tik_im.encode(text, disallowed_special=())
+    assert outcome(im.encode, text) == outcome(tik_im.encode, text)
+    assert outcome(im.encode, text, allowed_special={"<|im_end|>"}) == outcome(tik_im.encode, text, allowed_special={"<|im_end|>"})
+    ids = tik_im.encode(text, allowed_special="all")
+    assert im.decode(ids) == tik_im.decode(ids)
+
+
+def test_a_derived_encoding_describes_itself_like_tiktoken(im, tik_im):
+    assert im.special_tokens_set == tik_im.special_tokens_set
+    assert (im.n_vocab, im.max_token_value, im.eot_token) == (tik_im.n_vocab, tik_im.max_token_value, tik_im.eot_token)
+    assert repr(im) == repr(tik_im)
+
+
+@pytest.mark.parametrize("new_tokens, why", [
+    ({"": 100264}, "empty"),
+    ({"<|x|>": 100}, "id 100 is the mergeable token b'\\xa7'"),
+    ({"<|x|>": 100257}, "id of <|endoftext|>"),
+    ({"<|endoftext|>": 100264}, "<|endoftext|> already has id 100257"),
+    ({"<|x|>": 100264, "<|y|>": 100264}, "two new tokens, one id"),
+])
+def test_with_special_tokens_refuses_a_clashing_token(enc, new_tokens, why):
+    with pytest.raises(ValueError):
+        enc.with_special_tokens(new_tokens)
+    assert enc.special_tokens_set == set(CL100K_SPECIALS)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_harmony"])
+def test_registering_an_encodings_own_special_tokens_again_changes_nothing(name, data_dir):
+    enc = bytebpe.get_encoding(name)
+    same = enc.with_special_tokens(dict(enc.special_tokens))
+    assert same.special_tokens == enc.special_tokens
+
+
+# ==== overlapping special tokens ===================================================================
+
+
+@pytest.fixture(scope="module")
+def overlapping(enc) -> bytebpe.Encoding:
+    # "<|a|>" is a prefix of "<|a|>b"; "]]B[[" overlaps the end of "[[A]]".
+    return enc.with_special_tokens({"<|a|>": 100264, "<|a|>b": 100265, "[[A]]": 100266, "]]B[[": 100267})
+
+
+def test_of_specials_starting_at_one_place_the_longest_wins(overlapping):
+    assert overlapping.encode("x<|a|>b<|a|>c", allowed_special="all") == [87, 100265, 100264, 66]
+
+
+def test_of_overlapping_specials_the_leftmost_wins(overlapping):
+    # "[[A]]" starts first, so "]]B[[" (which starts inside it) is not a token here; "B[[" is ordinary.
+    assert overlapping.encode("[[A]]B[[", allowed_special="all") == [100266] + overlapping.encode_ordinary("B[[")
+    assert overlapping.encode("]]B[[A]]", allowed_special="all") == [100267] + overlapping.encode_ordinary("A]]")
+
+
+def test_only_allowed_specials_compete_for_a_place(overlapping):
+    assert overlapping.encode("<|a|>b", allowed_special={"<|a|>"}, disallowed_special=()) == [100264, 65]
+    assert overlapping.encode("<|a|>c", allowed_special={"<|a|>b"}, disallowed_special=()) == overlapping.encode_ordinary("<|a|>c")
+    with pytest.raises(ValueError):
+        overlapping.encode("<|a|>b", allowed_special={"<|a|>"})
