@@ -395,7 +395,7 @@ def print_header(args: argparse.Namespace, versions: dict[str, str], corpus_dir:
     print(f"- load average at start (other processes share these cores): {load_average()}")
     print(f"- Python {platform.python_version()} ({platform.python_implementation()}); "
           + ", ".join(f"{name} {version}" for name, version in versions.items()))
-    print(f"- corpora: {corpus_dir}, first {args.mb:g} MB of each; best of {args.repeat} runs; "
+    print(f"- corpora: {corpus_dir}, first {args.mb:g} MB of each; best of {args.repeat} run(s) per measurement; "
           f"batch documents ~{args.doc_bytes} chars, short documents ~{SHORT_DOC_CHARS} chars, both cut at "
           "line ends")
     print("- MB = 10^6 bytes of UTF-8 input. ratio = bytebpe throughput / other throughput (> 1: bytebpe faster)."

@@ -411,7 +411,8 @@ cdef class CoreBPE:
         self.special_ids = dict(special_tokens)
         self.special_bytes = {}
         for text, token in special_tokens.items():
-            self.special_bytes[token] = text.encode("utf-8")
+            # An id with two names decodes to the first (tiktoken does so for o200k_harmony's 200018).
+            self.special_bytes.setdefault(token, text.encode("utf-8"))
 
     # ---- encoding ---------------------------------------------------------------------------------------
 
@@ -576,8 +577,13 @@ cdef class CoreBPE:
         """The bytes of a sequence of ids (list, tuple, numpy array or any iterable of ints)."""
         if isinstance(tokens, (str, bytes)):
             raise TypeError(f"expected a sequence of token ids, got {type(tokens).__name__}")
-        if not isinstance(tokens, list):
-            tokens = tokens.tolist() if hasattr(tokens, "tolist") else list(tokens)
+        if hasattr(tokens, "tolist") and not isinstance(tokens, list):
+            tokens = tokens.tolist()     # numpy arrays: plain ints in one C pass
+            if not isinstance(tokens, list):    # a numpy scalar or 0-d array is one id, not a sequence
+                raise TypeError("expected a sequence of token ids, got a single value")
+        else:
+            # Always a private copy: an id's __index__ may run Python code that changes the caller's list.
+            tokens = list(tokens)
         cdef vector[uint8_t] buffer
         cdef MergeTable table = self.table
         cdef Py_ssize_t i, token, length

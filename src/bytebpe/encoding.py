@@ -315,7 +315,9 @@ class Encoding:
             raise TypeError(f"special_tokens must be a mapping of str to int, got {type(special_tokens).__name__}")
         owner_of_id = {token: text for text, token in self._special_tokens.items()}
         for text, token in special_tokens.items():
-            if text in self._special_tokens and self._special_tokens[text] != token:
+            if self._special_tokens.get(text, None) == token:
+                continue    # registered already, exactly so
+            if text in self._special_tokens:
                 raise ValueError(
                     f"special token {text!r} is already registered with id {self._special_tokens[text]}")
             if owner_of_id.setdefault(token, text) != text:
@@ -454,7 +456,7 @@ def _checked_special_tokens(special_tokens: Mapping[str, int], table: _core.Merg
                 f"special token {text!r} has id {token}, which is already the mergeable token "
                 f"{table.token_bytes(token)!r}")
     # Two names for one id are allowed here, as in tiktoken (o200k_harmony has one such pair: decoding
-    # gives the later name); `with_special_tokens` refuses to create new ones.
+    # gives the first name); `with_special_tokens` refuses to create new ones.
     return dict(special_tokens)
 
 
