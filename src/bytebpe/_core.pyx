@@ -424,7 +424,10 @@ cdef class CoreBPE:
         cdef Py_ssize_t i, size, total = 0
         cdef const char* data
         cdef PyObject* piece
-        spans.reserve(spans.size() + count)
+        if spans.capacity() < spans.size() + count:
+            # Grow geometrically: a batch gathers text after text into one vector, and reserving exactly
+            # what each text needs would copy the whole vector every time.
+            spans.reserve(max(2 * spans.capacity(), spans.size() + count))
         for i in range(count):
             piece = PyList_GET_ITEM(pieces, i)
             if PyUnicode_IS_COMPACT_ASCII(<object>piece):
