@@ -12,14 +12,11 @@ from pathlib import Path
 
 import pytest
 
-VOCAB_FILES = {
-    "r50k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken",
-    "p50k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken",
-    "cl100k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-    "o200k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-    "vocab.bpe": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
-    "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
-}
+from bytebpe.registry import ENCODING_SPECS
+
+# Official download address of each vocabulary file, by file name (tiktoken names its cache entries
+# after the sha1 of the address).
+VOCAB_FILES = {file.filename: file.url for spec in ENCODING_SPECS.values() for file in spec.files}
 
 ALL_ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"]
 
@@ -64,6 +61,7 @@ def tiktoken_cache(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 @pytest.fixture(scope="session")
 def tiktoken_encoding(tiktoken_cache: Path):
     """Returns a loader for stock tiktoken encodings by name, loaded offline from the real files."""
-    tiktoken = pytest.importorskip("tiktoken") if os.environ.get("BYTEBPE_REQUIRE_DATA") != "1" else __import__("tiktoken")
+    import tiktoken  # a test dependency (the `test` extra): never imported by bytebpe itself
+
     os.environ["TIKTOKEN_CACHE_DIR"] = str(tiktoken_cache)
     return tiktoken.get_encoding
