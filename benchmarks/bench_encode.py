@@ -29,17 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import bytebpe
+from bytebpe.registry import ENCODING_SPECS
 
-# tiktoken names a cache entry by the sha1 of the file's download address (tiktoken/load.py); these are
-# the addresses of the files in BYTEBPE_DATA_DIR (the same list as tests/conftest.py).
-VOCAB_URLS = {
-    "r50k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken",
-    "p50k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken",
-    "cl100k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-    "o200k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-    "vocab.bpe": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
-    "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
-}
+# Official download address of each vocabulary file, by file name: tiktoken names a cache entry after the
+# sha1 of the address (tiktoken/load.py). Taken from bytebpe's registry, as tests/conftest.py does.
+VOCAB_URLS = {file.filename: file.url for spec in ENCODING_SPECS.values() for file in spec.files}
 DEFAULT_ENCODINGS = ["cl100k_base", "o200k_base", "gpt2"]
 DEFAULT_CORPORA = ["english_prose.txt", "code.txt", "multilingual.txt"]
 SHORT_DOC_CHARS = 300

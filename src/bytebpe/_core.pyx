@@ -43,6 +43,10 @@ cdef enum:
 # Ranks below this go to the small, cache-resident hash table (see MergeTable in _core.pxd).
 cdef enum:
     HOT_RANKS = 4096
+# A batch is gathered and merged in groups of about this many bytes of text: small enough that the
+# pieces are still in cache when merged, large enough that releasing the GIL once per group is free.
+cdef enum:
+    BATCH_GROUP_BYTES = 65536
 # Token ids must stay below this so that NO_RANK and (rank << 32 | position) heap keys never collide.
 cdef enum:
     MAX_TOKEN_ID = 0x7FFFFFFE
@@ -457,7 +461,7 @@ cdef class CoreBPE:
                 total += self._gather_ordinary(findall, part, spans, owners)
         return total
 
-    cdef int _merge_spans(self, const Span* spans, Py_ssize_t count, vector[Rank]& out) except -1 nogil:
+    cdef Py_ssize_t _merge_spans(self, const Span* spans, Py_ssize_t count, vector[Rank]& out) except -1 nogil:
         cdef Py_ssize_t i
         for i in range(count):
             if spans[i].rank != NO_RANK:
@@ -466,14 +470,30 @@ cdef class CoreBPE:
                 return 1 + i    # which span failed, so the caller can name it
         return 0
 
-    cdef int _merge_checked(self, vector[Span]& spans, Py_ssize_t total_bytes, vector[Rank]& out) except -1:
-        cdef int failed
+    cdef Py_ssize_t _merge_texts(self, vector[Span]& spans, vector[Py_ssize_t]& text_ends, vector[Rank]& out,
+                                 vector[int64_t]& offsets) except -1 nogil:
+        """Merge the gathered spans text by text, recording where each text's ids end.
+
+        Returns 0, or 1 + the index of a span holding a byte the vocabulary lacks.
+        """
+        cdef Py_ssize_t i, failed, begin = 0
+        for i in range(<Py_ssize_t>text_ends.size()):
+            failed = self._merge_spans(spans.data() + begin, text_ends[i] - begin, out)
+            if failed:
+                return failed + begin
+            offsets.push_back(out.size())
+            begin = text_ends[i]
+        return 0
+
+    cdef int _merge_group(self, vector[Span]& spans, vector[Py_ssize_t]& text_ends, Py_ssize_t total_bytes,
+                          vector[Rank]& out, vector[int64_t]& offsets) except -1:
+        cdef Py_ssize_t failed
         out.reserve(out.size() + total_bytes // 4 + 16)
         if total_bytes >= RELEASE_GIL_MIN_BYTES:
             with nogil:
-                failed = self._merge_spans(spans.data(), spans.size(), out)
+                failed = self._merge_texts(spans, text_ends, out, offsets)
         else:
-            failed = self._merge_spans(spans.data(), spans.size(), out)
+            failed = self._merge_texts(spans, text_ends, out, offsets)
         if failed:
             _raise_missing_byte(PyBytes_FromStringAndSize(
                 <const char*>spans[failed - 1].data, spans[failed - 1].size))
@@ -483,7 +503,10 @@ cdef class CoreBPE:
         cdef vector[Span] spans
         cdef list owners = []
         cdef Py_ssize_t total = self._gather(findall, special_split, text, spans, owners)
-        return self._merge_checked(spans, total, out)
+        cdef vector[Py_ssize_t] text_ends
+        cdef vector[int64_t] offsets
+        text_ends.push_back(spans.size())
+        return self._merge_group(spans, text_ends, total, out, offsets)
 
     def encode(self, findall, special_split, str text not None):
         """Ids of `text`: pre-tokenized by `findall`, special tokens split out by `special_split` (or None)."""
@@ -520,39 +543,32 @@ cdef class CoreBPE:
         return self._to_list(out, 0, out.size())
 
     def encode_batch(self, findall, special_split, list texts not None, bint flat=False):
-        """Encode many texts with one GIL release for all their merging.
+        """Encode many texts into one buffer, merging a group of texts at a time without the GIL.
 
         Returns a list of id lists, or with `flat` a (uint32 ids, int64 offsets) pair of numpy arrays
         where text i is ``ids[offsets[i]:offsets[i + 1]]``.
         """
         cdef vector[Span] spans
-        cdef vector[Py_ssize_t] span_ends
+        cdef vector[Py_ssize_t] text_ends      # span index where each text of the group ends
         cdef vector[Rank] out
+        cdef vector[int64_t] offsets
         cdef list owners = []
-        cdef Py_ssize_t total = 0, i, begin, end, failed
+        cdef Py_ssize_t group_bytes = 0
+        offsets.push_back(0)
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, got {type(text).__name__}")
-            total += self._gather(findall, special_split, text, spans, owners)
-            span_ends.push_back(spans.size())
-        cdef vector[int64_t] offsets
-        offsets.reserve(span_ends.size() + 1)
-        offsets.push_back(0)
-        out.reserve(total // 4 + 16)
-        failed = 0
-        with nogil:
-            begin = 0
-            for i in range(<Py_ssize_t>span_ends.size()):
-                end = span_ends[i]
-                failed = self._merge_spans(spans.data() + begin, end - begin, out)
-                if failed:
-                    failed += begin
-                    break
-                offsets.push_back(out.size())
-                begin = end
-        if failed:
-            _raise_missing_byte(PyBytes_FromStringAndSize(
-                <const char*>spans[failed - 1].data, spans[failed - 1].size))
+            group_bytes += self._gather(findall, special_split, text, spans, owners)
+            text_ends.push_back(spans.size())
+            # Merge in groups: the pieces are still in cache, and memory stays bounded by the group size
+            # rather than growing with the batch.
+            if group_bytes >= BATCH_GROUP_BYTES:
+                self._merge_group(spans, text_ends, group_bytes, out, offsets)
+                spans.clear()
+                text_ends.clear()
+                del owners[:]
+                group_bytes = 0
+        self._merge_group(spans, text_ends, group_bytes, out, offsets)
         if flat:
             import numpy as np
             return _to_numpy(out), np.asarray(<int64_t[:offsets.size()]>offsets.data()).copy()
