@@ -264,6 +264,7 @@ def timed_calls(lib_name: str, enc: Any, text: str, docs: list[str], short_docs:
         "batch": lambda: enc.encode_ordinary_batch(docs),
         "loop": lambda: [enc.encode_ordinary(doc) for doc in docs],
         "short_loop": lambda: [enc.encode_ordinary(doc) for doc in short_docs],
+        "short_batch": lambda: enc.encode_ordinary_batch(short_docs),
     }
 
 
@@ -272,7 +273,7 @@ def measure_sample(libs: dict[str, Any], text: str, docs: list[str], short_docs:
     """Seconds per measurement and library: {"single": {"bytebpe": s, "tiktoken": s}, "numpy": ..., ...}."""
     calls = {lib_name: timed_calls(lib_name, enc, text, docs, short_docs) for lib_name, enc in libs.items()}
     seconds: dict[str, dict[str, float]] = {}
-    for measurement in ("single", "numpy", "batch", "loop", "short_loop"):
+    for measurement in ("single", "numpy", "batch", "loop", "short_loop", "short_batch"):
         # Libraries take turns within each measurement, so slow drift (heat, other load) hits all alike.
         seconds[measurement] = {lib_name: best_seconds(lib_calls[measurement], repeat)
                                 for lib_name, lib_calls in calls.items() if measurement in lib_calls}
@@ -478,10 +479,14 @@ def print_short_documents(results: list[dict[str, Any]], with_hf: bool) -> None:
         rows.append([r["encoding"], r["corpus"], f"{r['short_docs']:,}", fmt(us_per_doc["bytebpe"], 2),
                      fmt(us_per_doc["tiktoken"], 2), ratio(us_per_doc["tiktoken"], us_per_doc["bytebpe"]),
                      fmt(mb_per_s(r, "short_loop", "bytebpe")), fmt(mb_per_s(r, "short_loop", "tiktoken")),
+                     fmt(mb_per_s(r, "short_batch", "bytebpe")), fmt(mb_per_s(r, "short_batch", "tiktoken")),
+                     ratio(mb_per_s(r, "short_batch", "bytebpe"), mb_per_s(r, "short_loop", "bytebpe")),
                      *([fmt(us_per_doc["huggingface"], 2)] if with_hf else [])])
-    print_table(f"4. Short documents (~{SHORT_DOC_CHARS} chars), Python loop of `encode_ordinary`: call overhead",
-                ["encoding", "corpus", "docs", "bytebpe µs/doc", "tiktoken µs/doc", "ratio", "bytebpe MB/s",
-                 "tiktoken MB/s", *(["HF µs/doc"] if with_hf else [])], rows)
+    print_table(f"4. Short documents (~{SHORT_DOC_CHARS} chars): a Python loop of `encode_ordinary` (call "
+                "overhead), and `encode_ordinary_batch` of the same documents",
+                ["encoding", "corpus", "docs", "bytebpe µs/doc", "tiktoken µs/doc", "loop ratio", "bytebpe loop MB/s",
+                 "tiktoken loop MB/s", "bytebpe batch MB/s", "tiktoken batch MB/s", "bytebpe batch / loop",
+                 *(["HF µs/doc"] if with_hf else [])], rows)
 
 
 def print_stages(results: list[dict[str, Any]]) -> None:
