@@ -62,3 +62,5 @@ cdef class MergeTable:
     cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef void _insert(self, vector[Slot]& slots, uint64_t mask, Rank rank) noexcept
     cdef bytes _token_bytes(self, Py_ssize_t rank)
+    cdef void _bloom_set(self, uint64_t bit) noexcept
+    cdef bint _bloom_has(self, uint64_t bit) noexcept nogil

@@ -226,10 +226,14 @@ cdef class MergeTable:
         while slots[i].rank_plus_one != 0:
             i = (i + 1) & mask
         slots[i] = Slot(head, rank + 1, <uint32_t>n)
-        cdef uint64_t bit = (h >> 40) & self.bloom_mask
+        self._bloom_set((h >> 40) & self.bloom_mask)
+        self._bloom_set((h >> 20) & self.bloom_mask)
+
+    cdef inline void _bloom_set(self, uint64_t bit) noexcept:
         self.bloom[bit >> 6] |= 1ULL << (bit & 63)
-        bit = (h >> 20) & self.bloom_mask
-        self.bloom[bit >> 6] |= 1ULL << (bit & 63)
+
+    cdef inline bint _bloom_has(self, uint64_t bit) noexcept nogil:
+        return (self.bloom[bit >> 6] >> (bit & 63)) & 1
 
     cdef Rank rank_of(self, const uint8_t* data, Py_ssize_t n) noexcept nogil:
         if n > self.max_token_len:
@@ -238,11 +242,7 @@ cdef class MergeTable:
             return self.byte_rank[data[0]] if n == 1 else self.pair_of_bytes_rank[data[0] << 8 | data[1]]
         cdef uint64_t head = _head_word(data, n)
         cdef uint64_t h = _hash_bytes(head, data, n)
-        cdef uint64_t bit = (h >> 40) & self.bloom_mask
-        if not (self.bloom[bit >> 6] >> (bit & 63)) & 1:
-            return NO_RANK
-        bit = (h >> 20) & self.bloom_mask
-        if not (self.bloom[bit >> 6] >> (bit & 63)) & 1:
+        if not (self._bloom_has((h >> 40) & self.bloom_mask) and self._bloom_has((h >> 20) & self.bloom_mask)):
             return NO_RANK
         cdef Rank rank = _probe(self.hot_slots.data(), self.hot_mask, h, head, data, n, self.blob.data(),
                                 self.token_start.data())

@@ -156,10 +156,7 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> list[list[int]]:
         """`encode` of each text, on up to `num_threads` threads of a shared pool; results in order."""
-        texts = _check_texts(text)
-        search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
-        for item in texts:
-            _check_disallowed(search_disallowed, item)
+        texts, special_split = self._checked_batch(text, allowed_special, disallowed_special)
         return _flatten(batching.map_chunks(
             functools.partial(self._encode_chunk, special_split), texts, num_threads))
 
@@ -177,10 +174,7 @@ class Encoding:
         """
         import numpy as np
 
-        texts = _check_texts(text)
-        search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
-        for item in texts:
-            _check_disallowed(search_disallowed, item)
+        texts, special_split = self._checked_batch(text, allowed_special, disallowed_special)
         parts = batching.map_chunks(
             functools.partial(self._encode_chunk, special_split, flat=True), texts, num_threads)
         ids = np.concatenate([part_ids for part_ids, _ in parts]) if parts else np.empty(0, np.uint32)
@@ -368,6 +362,16 @@ class Encoding:
             _special_token_regex(disallowed).search if disallowed else None,
             _special_token_regex(allowed).split if allowed else None,
         )
+
+    def _checked_batch(
+        self, texts: object, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> tuple[list[str], Any]:
+        """The texts as a checked list, each checked against the disallowed tokens, and the allowed splitter."""
+        checked = _check_texts(texts)
+        search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
+        for text in checked:
+            _check_disallowed(search_disallowed, text)
+        return checked, special_split
 
     def _special_split(
         self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
