@@ -14,11 +14,13 @@ compile_args.append("-std=c++17")
 
 extensions = [
     Extension(
-        "bytebpe._core",
-        ["src/bytebpe/_core.pyx"],
+        f"bytebpe.{name}",
+        [f"src/bytebpe/{name}.pyx"],
+        include_dirs=["src/bytebpe"],   # _unicode_tables.h
         language="c++",
         extra_compile_args=compile_args,
-    ),
+    )
+    for name in ("_pretokenize", "_core")
 ]
 
 setup(

@@ -55,15 +55,25 @@ def corpus_samples(corpus_dir: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("encoding_name", ALL_ENCODINGS)
-def test_encode_ordinary_equals_tiktoken_on_every_corpus(encoding_name, corpus_samples, tiktoken_encoding):
-    ours, theirs = bytebpe.get_encoding(encoding_name), tiktoken_encoding(encoding_name)
+def test_every_named_encoding_uses_the_compiled_pretokenizer(encoding_name):
+    assert bytebpe.get_encoding(encoding_name).pretokenizer == "compiled"
+
+
+@pytest.mark.parametrize("engine", ["compiled", "regex"])
+@pytest.mark.parametrize("encoding_name", ALL_ENCODINGS)
+def test_encode_ordinary_equals_tiktoken_on_every_corpus(encoding_name, engine, corpus_samples, tiktoken_encoding):
+    ours = bytebpe.get_encoding(encoding_name).with_pretokenizer(engine)
+    theirs = tiktoken_encoding(encoding_name)
+    assert ours.pretokenizer == engine
     for name, text in corpus_samples.items():
         assert_same_ids(ours.encode_ordinary(text), theirs.encode_ordinary(text), text, ours)
 
 
+@pytest.mark.parametrize("engine", ["compiled", "regex"])
 @pytest.mark.parametrize("encoding_name", ALL_ENCODINGS)
-def test_encode_with_all_specials_allowed_equals_tiktoken(encoding_name, corpus_samples, tiktoken_encoding):
-    ours, theirs = bytebpe.get_encoding(encoding_name), tiktoken_encoding(encoding_name)
+def test_encode_with_all_specials_allowed_equals_tiktoken(encoding_name, engine, corpus_samples, tiktoken_encoding):
+    ours = bytebpe.get_encoding(encoding_name).with_pretokenizer(engine)
+    theirs = tiktoken_encoding(encoding_name)
     specials = sorted(theirs.special_tokens_set)[:50]
     # Special tokens between, inside and around ordinary text, including glued to words and spaces.
     text = "".join(
@@ -80,11 +90,14 @@ def test_decode_round_trips_every_corpus(encoding_name, corpus_samples):
         assert enc.decode(ids) == text
 
 
+@pytest.mark.parametrize("engine", ["compiled", "regex"])
 @pytest.mark.parametrize("jsonl", ["docs_english.jsonl", "docs_code.jsonl", "docs_multilingual.jsonl"])
 @pytest.mark.parametrize("encoding_name", ["r50k_base", "cl100k_base", "o200k_base"])
-def test_batches_of_documents_equal_tiktoken_and_a_plain_loop(encoding_name, jsonl, corpus_dir, tiktoken_encoding):
+def test_batches_of_documents_equal_tiktoken_and_a_plain_loop(encoding_name, jsonl, engine, corpus_dir,
+                                                              tiktoken_encoding):
     docs = [json.loads(line)["text"] for line in (corpus_dir / jsonl).read_text(encoding="utf-8").split("\n") if line]
-    ours, theirs = bytebpe.get_encoding(encoding_name), tiktoken_encoding(encoding_name)
+    ours = bytebpe.get_encoding(encoding_name).with_pretokenizer(engine)
+    theirs = tiktoken_encoding(encoding_name)
     expected = theirs.encode_ordinary_batch(docs)
     assert ours.encode_ordinary_batch(docs) == expected
     assert ours.encode_batch(docs, allowed_special="all") == theirs.encode_batch(docs, allowed_special="all")

@@ -23,10 +23,14 @@ from libc.string cimport memcmp, memcpy
 from libcpp.queue cimport priority_queue
 from libcpp.vector cimport vector
 
+from bytebpe._pretokenize cimport PatternKind, Scanner, scan_pieces
+
 cdef extern from "Python.h":
     # Borrowed UTF-8 view of a str, cached inside the object (zero-copy for ASCII strings).
     # Raises UnicodeEncodeError for lone surrogates.
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    # A new bytes object holding the UTF-8 of a str. Raises UnicodeEncodeError for lone surrogates.
+    bytes PyUnicode_AsUTF8String(object text)
     bint PyUnicode_IS_COMPACT_ASCII(object text)
     void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
@@ -53,6 +57,10 @@ cdef enum:
 # Dense id tables are allowed to be at most this many times (plus a constant) larger than the token count.
 cdef enum:
     MAX_ID_SPARSITY = 64
+# The fused path asks the scanner for this many piece ends at a time, then looks up and merges them while
+# their bytes are still in L1 cache.
+cdef enum:
+    SCAN_BATCH = 256
 
 
 class InvalidTokenError(KeyError, ValueError):
@@ -392,6 +400,35 @@ cdef class MergeTable:
         return out
 
 
+cdef struct Segment:
+    # A stretch of text for the compiled scanner: UTF-8 to pre-tokenize and merge, or a special token.
+    const uint8_t* data
+    Py_ssize_t size
+    Rank special        # the special token's id, NO_RANK for ordinary text
+
+
+cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_t* data, Py_ssize_t n,
+                                vector[Rank]& out) except -2 nogil:
+    """The fused encode loop: scan pieces, look each up whole, merge the rest, append ids to `out`.
+
+    Returns -1, or the offset of a piece holding a byte the vocabulary lacks.
+    """
+    cdef Py_ssize_t piece_ends[SCAN_BATCH]
+    cdef Py_ssize_t start = 0, end, count, k
+    cdef Rank rank
+    while start < n:
+        count = scan_pieces(kind, data, start, n, piece_ends, SCAN_BATCH)
+        for k in range(count):
+            end = piece_ends[k]
+            rank = table.rank_of(data + start, end - start)
+            if rank != NO_RANK:
+                out.push_back(rank)
+            elif table.merge_piece(data + start, end - start, out):
+                return start
+            start = end
+    return -1
+
+
 cdef _raise_missing_byte(bytes data):
     raise ValueError(
         f"cannot encode {data[:40]!r}: one of its bytes is not a token of this vocabulary "
@@ -402,7 +439,7 @@ cdef _raise_missing_byte(bytes data):
 cdef class CoreBPE:
     """A merge table plus special tokens: text in, ids out, and ids back to bytes.
 
-    `findall` (the pre-tokenizer) is any callable str -> list[str]; `special_split`, when given, is the
+    The pre-tokenizer is a compiled `Scanner` or any callable str -> list[str]; `special_split`, when given, is the
     ``split`` method of a regex with one capturing group around the allowed special tokens, so that its
     result alternates ordinary text and special tokens.
     """
@@ -499,19 +536,97 @@ cdef class CoreBPE:
                 <const char*>spans[failed - 1].data, spans[failed - 1].size))
         return 0
 
-    cdef int _encode_into(self, object findall, object special_split, str text, vector[Rank]& out) except -1:
+    # ---- the compiled scanner's path: the whole text is handed over, work happens without the GIL --------
+
+    cdef Py_ssize_t _add_segment(self, str text, vector[Segment]& segments, list owners) except -1:
+        cdef Py_ssize_t size
+        cdef const char* data
+        cdef bytes utf8
+        if PyUnicode_IS_COMPACT_ASCII(text):
+            # ASCII is its own UTF-8: scan the str's buffer in place.
+            data = <const char*>PyUnicode_DATA(text)
+            size = PyUnicode_GET_LENGTH(text)
+        else:
+            # A temporary copy rather than the UTF-8 cache inside the str, which would live as long as it.
+            utf8 = PyUnicode_AsUTF8String(text)
+            owners.append(utf8)
+            data = PyBytes_AS_STRING(utf8)
+            size = PyBytes_GET_SIZE(utf8)
+        segments.push_back(Segment(<const uint8_t*>data, size, NO_RANK))
+        return size
+
+    cdef Py_ssize_t _segment(self, object special_split, str text, vector[Segment]& segments,
+                             list owners) except -1:
+        """Append `text` as segments (ordinary text and allowed special tokens); returns its UTF-8 size."""
+        if special_split is None:
+            return self._add_segment(text, segments, owners)
+        cdef list parts = special_split(text)
+        cdef Py_ssize_t i, total = 0
+        for i in range(PyList_GET_SIZE(parts)):
+            part = <object>PyList_GET_ITEM(parts, i)
+            if i & 1:
+                segments.push_back(Segment(NULL, 0, <Rank>self.special_ids[part]))
+            elif part:
+                total += self._add_segment(part, segments, owners)
+        return total
+
+    cdef Py_ssize_t _scan_texts(self, PatternKind kind, vector[Segment]& segments, vector[Py_ssize_t]& text_ends,
+                                vector[Rank]& out, vector[int64_t]& offsets,
+                                Py_ssize_t* failed_offset) except -2 nogil:
+        """Encode the segments text by text, recording where each text's ids end.
+
+        Returns -1, or the index of a segment with a byte the vocabulary lacks (at `failed_offset`).
+        """
+        cdef Py_ssize_t i, k, failed, begin = 0
+        for i in range(<Py_ssize_t>text_ends.size()):
+            for k in range(begin, text_ends[i]):
+                if segments[k].special != NO_RANK:
+                    out.push_back(segments[k].special)
+                    continue
+                failed = _encode_scanned(self.table, kind, segments[k].data, segments[k].size, out)
+                if failed >= 0:
+                    failed_offset[0] = failed
+                    return k
+            offsets.push_back(out.size())
+            begin = text_ends[i]
+        return -1
+
+    cdef int _scan_group(self, PatternKind kind, vector[Segment]& segments, vector[Py_ssize_t]& text_ends,
+                         Py_ssize_t total_bytes, vector[Rank]& out, vector[int64_t]& offsets) except -1:
+        cdef Py_ssize_t failed, failed_offset = 0
+        cdef Py_ssize_t piece_end[1]
+        out.reserve(out.size() + total_bytes // 4 + 16)
+        if total_bytes >= RELEASE_GIL_MIN_BYTES:
+            with nogil:
+                failed = self._scan_texts(kind, segments, text_ends, out, offsets, &failed_offset)
+        else:
+            failed = self._scan_texts(kind, segments, text_ends, out, offsets, &failed_offset)
+        if failed >= 0:
+            scan_pieces(kind, segments[failed].data, failed_offset, segments[failed].size, piece_end, 1)
+            _raise_missing_byte(PyBytes_FromStringAndSize(
+                <const char*>segments[failed].data + failed_offset, piece_end[0] - failed_offset))
+        return 0
+
+    cdef int _encode_into(self, object pretokenizer, object special_split, str text, vector[Rank]& out) except -1:
         cdef vector[Span] spans
+        cdef vector[Segment] segments
         cdef list owners = []
-        cdef Py_ssize_t total = self._gather(findall, special_split, text, spans, owners)
+        cdef Py_ssize_t total
         cdef vector[Py_ssize_t] text_ends
         cdef vector[int64_t] offsets
+        if type(pretokenizer) is Scanner:
+            total = self._segment(special_split, text, segments, owners)
+            text_ends.push_back(segments.size())
+            return self._scan_group((<Scanner>pretokenizer).kind, segments, text_ends, total, out, offsets)
+        total = self._gather(pretokenizer, special_split, text, spans, owners)
         text_ends.push_back(spans.size())
         return self._merge_group(spans, text_ends, total, out, offsets)
 
-    def encode(self, findall, special_split, str text not None):
-        """Ids of `text`: pre-tokenized by `findall`, special tokens split out by `special_split` (or None)."""
+    def encode(self, pretokenizer, special_split, str text not None):
+        """Ids of `text`: pre-tokenized by `pretokenizer` (a compiled `Scanner`, or any callable returning the
+        pieces as ``regex.findall`` does), special tokens split out by `special_split` (or None)."""
         cdef vector[Rank] out
-        self._encode_into(findall, special_split, text, out)
+        self._encode_into(pretokenizer, special_split, text, out)
         return self._to_list(out, 0, out.size())
 
     cdef list _to_list(self, vector[Rank]& ids, Py_ssize_t begin, Py_ssize_t end):
@@ -530,10 +645,10 @@ cdef class CoreBPE:
             PyList_SET_ITEM(result, i - begin, item)
         return result
 
-    def encode_to_numpy(self, findall, special_split, str text not None):
+    def encode_to_numpy(self, pretokenizer, special_split, str text not None):
         """Like `encode`, but a uint32 numpy array built straight from the C buffer."""
         cdef vector[Rank] out
-        self._encode_into(findall, special_split, text, out)
+        self._encode_into(pretokenizer, special_split, text, out)
         return _to_numpy(out)
 
     def encode_pieces(self, list pieces not None):
@@ -542,14 +657,18 @@ cdef class CoreBPE:
         self._encode_into(_identity_findall(pieces), None, "", out)
         return self._to_list(out, 0, out.size())
 
-    def encode_batch(self, findall, special_split, list texts not None, bint flat=False):
-        """Encode many texts into one buffer, merging a group of texts at a time without the GIL.
+    def encode_batch(self, pretokenizer, special_split, list texts not None, bint flat=False):
+        """Encode many texts into one buffer, a group of texts at a time without the GIL.
 
-        Returns a list of id lists, or with `flat` a (uint32 ids, int64 offsets) pair of numpy arrays
-        where text i is ``ids[offsets[i]:offsets[i + 1]]``.
+        With a compiled `Scanner` the whole work on a group runs without the GIL; with a `findall`
+        callable only the merging does. Returns a list of id lists, or with `flat` a (uint32 ids, int64
+        offsets) pair of numpy arrays where text i is ``ids[offsets[i]:offsets[i + 1]]``.
         """
+        cdef bint scanned = type(pretokenizer) is Scanner
+        cdef PatternKind kind = (<Scanner>pretokenizer).kind if scanned else <PatternKind>0
         cdef vector[Span] spans
-        cdef vector[Py_ssize_t] text_ends      # span index where each text of the group ends
+        cdef vector[Segment] segments
+        cdef vector[Py_ssize_t] text_ends      # span (or segment) index where each text of the group ends
         cdef vector[Rank] out
         cdef vector[int64_t] offsets
         cdef list owners = []
@@ -558,21 +677,35 @@ cdef class CoreBPE:
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, got {type(text).__name__}")
-            group_bytes += self._gather(findall, special_split, text, spans, owners)
-            text_ends.push_back(spans.size())
-            # Merge in groups: the pieces are still in cache, and memory stays bounded by the group size
+            if scanned:
+                group_bytes += self._segment(special_split, text, segments, owners)
+                text_ends.push_back(segments.size())
+            else:
+                group_bytes += self._gather(pretokenizer, special_split, text, spans, owners)
+                text_ends.push_back(spans.size())
+            # Work in groups: the pieces are still in cache, and memory stays bounded by the group size
             # rather than growing with the batch.
             if group_bytes >= BATCH_GROUP_BYTES:
-                self._merge_group(spans, text_ends, group_bytes, out, offsets)
-                spans.clear()
-                text_ends.clear()
+                self._flush_group(kind, spans, segments, text_ends, group_bytes, out, offsets)
                 del owners[:]
                 group_bytes = 0
-        self._merge_group(spans, text_ends, group_bytes, out, offsets)
+        self._flush_group(kind, spans, segments, text_ends, group_bytes, out, offsets)
         if flat:
             import numpy as np
             return _to_numpy(out), np.asarray(<int64_t[:offsets.size()]>offsets.data()).copy()
         return [self._to_list(out, offsets[k], offsets[k + 1]) for k in range(texts.__len__())]
+
+    cdef int _flush_group(self, PatternKind kind, vector[Span]& spans, vector[Segment]& segments,
+                          vector[Py_ssize_t]& text_ends, Py_ssize_t group_bytes, vector[Rank]& out,
+                          vector[int64_t]& offsets) except -1:
+        if kind:
+            self._scan_group(kind, segments, text_ends, group_bytes, out, offsets)
+        else:
+            self._merge_group(spans, text_ends, group_bytes, out, offsets)
+        spans.clear()
+        segments.clear()
+        text_ends.clear()
+        return 0
 
     # ---- decoding ---------------------------------------------------------------------------------------
 

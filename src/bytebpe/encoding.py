@@ -6,6 +6,7 @@ here, before any work, with the error types tiktoken uses.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import types
 from collections.abc import Collection, Mapping, Sequence
@@ -13,12 +14,17 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NoReturn
 
 import regex
 
-from . import _core, batching
+from . import _core, _pretokenize, batching
 from ._core import InvalidTokenError
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+# How text is cut into pieces: "auto" uses the compiled scanner when the pattern is a known one (unless the
+# environment variable below says "regex"), "compiled" insists on it, "regex" always uses the regex engine.
+Pretokenizer = Literal["auto", "compiled", "regex"]
+PRETOKENIZER_ENV = "BYTEBPE_PRETOKENIZER"
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
 DisallowedSpecial = Literal["all"] | Collection[str]
@@ -43,6 +49,7 @@ class Encoding:
         mergeable_ranks: Mapping[bytes, int],
         special_tokens: Mapping[str, int],
         explicit_n_vocab: int | None = None,
+        pretokenizer: Pretokenizer = "auto",
     ) -> None:
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, got {type(name).__name__}")
@@ -51,7 +58,7 @@ class Encoding:
         if not isinstance(mergeable_ranks, dict):
             mergeable_ranks = dict(mergeable_ranks)
         table = _core.MergeTable(mergeable_ranks)
-        self._setup(name, pat_str, mergeable_ranks, table, special_tokens)
+        self._setup(name, pat_str, mergeable_ranks, table, special_tokens, pretokenizer)
         if explicit_n_vocab is not None:
             expected = len(mergeable_ranks) + len(self._special_tokens)
             if expected != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1:
@@ -66,6 +73,7 @@ class Encoding:
         mergeable_ranks: dict[bytes, int],
         table: _core.MergeTable,
         special_tokens: Mapping[str, int],
+        pretokenizer: Pretokenizer = "auto",
     ) -> None:
         """Everything but building the merge table, so that derived encodings can share one."""
         self.name = name
@@ -87,6 +95,18 @@ class Encoding:
             self._findall = functools.partial(_whole_matches, self._pattern)
         else:
             self._findall = functools.partial(self._pattern.findall, concurrent=False)
+        # The known patterns have a compiled scanner that cuts the same pieces without the GIL and without
+        # a Python object per piece; any other pattern, or an explicit "regex", goes through `regex`.
+        self._pretokenizer_choice = _checked_pretokenizer(pretokenizer)
+        scanner = _pretokenize.Scanner.for_pattern(pat_str)
+        if self._pretokenizer_choice == "compiled" and scanner is None:
+            raise ValueError(
+                "pretokenizer='compiled' needs one of the known split patterns (gpt2, r50k_base, p50k_base, "
+                "cl100k_base, o200k_base); this pattern only runs on the regex engine")
+        if self._pretokenizer_choice == "regex" or (
+                self._pretokenizer_choice == "auto" and os.environ.get(PRETOKENIZER_ENV) == "regex"):
+            scanner = None
+        self._pretokenize = scanner if scanner is not None else self._findall
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -100,9 +120,9 @@ class Encoding:
         """
         text = _check_text(text)
         try:
-            return self._core.encode(self._findall, None, text)
+            return self._core.encode(self._pretokenize, None, text)
         except UnicodeEncodeError:
-            return self._core.encode(self._findall, None, _replace_surrogates(text))
+            return self._core.encode(self._pretokenize, None, _replace_surrogates(text))
 
     def encode(
         self,
@@ -122,9 +142,9 @@ class Encoding:
         text = _check_text(text)
         special_split = self._special_split(text, allowed_special, disallowed_special)
         try:
-            return self._core.encode(self._findall, special_split, text)
+            return self._core.encode(self._pretokenize, special_split, text)
         except UnicodeEncodeError:
-            return self._core.encode(self._findall, special_split, _replace_surrogates(text))
+            return self._core.encode(self._pretokenize, special_split, _replace_surrogates(text))
 
     def encode_to_numpy(
         self,
@@ -137,9 +157,9 @@ class Encoding:
         text = _check_text(text)
         special_split = self._special_split(text, allowed_special, disallowed_special)
         try:
-            return self._core.encode_to_numpy(self._findall, special_split, text)
+            return self._core.encode_to_numpy(self._pretokenize, special_split, text)
         except UnicodeEncodeError:
-            return self._core.encode_to_numpy(self._findall, special_split, _replace_surrogates(text))
+            return self._core.encode_to_numpy(self._pretokenize, special_split, _replace_surrogates(text))
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         """`encode_ordinary` of each text, on up to `num_threads` threads of a shared pool; results in order."""
@@ -189,10 +209,10 @@ class Encoding:
         if not isinstance(texts, list):
             texts = list(texts)
         try:
-            return self._core.encode_batch(self._findall, special_split, texts, flat)
+            return self._core.encode_batch(self._pretokenize, special_split, texts, flat)
         except UnicodeEncodeError:
             return self._core.encode_batch(
-                self._findall, special_split, [_replace_surrogates(t) for t in texts], flat)
+                self._pretokenize, special_split, [_replace_surrogates(t) for t in texts], flat)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of text (or bytes) that is exactly one token, special tokens included; else ``KeyError``."""
@@ -323,8 +343,22 @@ class Encoding:
             self._mergeable_ranks,
             self._table,
             {**self._special_tokens, **special_tokens},
+            self._pretokenizer_choice,
         )
         return derived
+
+    def with_pretokenizer(self, pretokenizer: Pretokenizer) -> Encoding:
+        """The same encoding with the pre-tokenizer engine chosen ("auto", "compiled" or "regex"), sharing
+        this one's merge tables. For debugging and for checking one engine against the other."""
+        derived = Encoding.__new__(Encoding)
+        derived._setup(self.name, self._pat_str, self._mergeable_ranks, self._table, self._special_tokens,
+                       pretokenizer)
+        return derived
+
+    @property
+    def pretokenizer(self) -> Literal["compiled", "regex"]:
+        """Which engine cuts text into pieces: the compiled scanner or the `regex` package."""
+        return "regex" if self._pretokenize is self._findall else "compiled"
 
     def __reduce__(self) -> tuple[Any, ...]:
         from . import registry
@@ -335,7 +369,7 @@ class Encoding:
             return (registry.get_encoding, (self.name,))
         return (
             _rebuild_encoding,
-            (self.name, self._pat_str, self._mergeable_ranks, self._special_tokens),
+            (self.name, self._pat_str, self._mergeable_ranks, self._special_tokens, self._pretokenizer_choice),
         )
 
     # ==== special-token policy ===================================================================
@@ -383,9 +417,14 @@ class Encoding:
 
 
 def _rebuild_encoding(
-    name: str, pat_str: str, mergeable_ranks: dict[bytes, int], special_tokens: dict[str, int]
+    name: str,
+    pat_str: str,
+    mergeable_ranks: dict[bytes, int],
+    special_tokens: dict[str, int],
+    pretokenizer: Pretokenizer = "auto",
 ) -> Encoding:
-    return Encoding(name, pat_str=pat_str, mergeable_ranks=mergeable_ranks, special_tokens=special_tokens)
+    return Encoding(name, pat_str=pat_str, mergeable_ranks=mergeable_ranks, special_tokens=special_tokens,
+                    pretokenizer=pretokenizer)
 
 
 # ==== helpers ======================================================================================
@@ -424,6 +463,12 @@ def _whole_matches(pattern: regex.Pattern[str], text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=None)
+def _checked_pretokenizer(pretokenizer: object) -> Pretokenizer:
+    if pretokenizer not in ("auto", "compiled", "regex"):
+        raise ValueError(f'pretokenizer must be "auto", "compiled" or "regex", got {pretokenizer!r}')
+    return pretokenizer  # type: ignore[return-value]
+
+
 def _compile_pattern(pat_str: str) -> regex.Pattern[str]:
     if not isinstance(pat_str, str):
         raise TypeError(f"pat_str must be a str, got {type(pat_str).__name__}")

@@ -1,0 +1,27 @@
+"""Typed stubs for the compiled pre-tokenizer (`_pretokenize.pyx`)."""
+import enum
+
+class PatternKind(enum.IntEnum):
+    R50K = 1
+    CL100K = 2
+    O200K = 3
+
+R50K: PatternKind
+CL100K: PatternKind
+O200K: PatternKind
+REGEX_VERSION: str
+CLASS_BITS: dict[str, int]
+
+class Scanner:
+    """The compiled equivalent of ``regex.compile(pattern).findall`` for one of the known patterns."""
+
+    kind: PatternKind
+    def __init__(self, kind: PatternKind | int) -> None: ...
+    @staticmethod
+    def for_pattern(pattern: str) -> Scanner | None: ...
+    def split(self, text: str) -> list[str]: ...
+    def __call__(self, text: str) -> list[str]: ...
+    def count(self, text: str) -> int: ...
+
+def code_point_classes() -> bytes: ...
+def contraction_letter(cp: int) -> str: ...

@@ -1,0 +1,414 @@
+# cython: language_level=3
+# distutils: language = c++
+"""Compiled pre-tokenizer: hand-written scanners that cut text exactly where the known split patterns do.
+
+`regex` is a general backtracking engine; these patterns need far less. Every one of them partitions the
+text (some branch matches at every position), so a scanner only has to answer "where does the piece that
+starts here end?" by walking the branches in order, as the regex would, over UTF-8 bytes. The character
+classes come from tables generated from `regex` itself (tools/gen_unicode_tables.py), and the tests compare
+the scanners with ``regex.findall`` on every code point and on real and generated text.
+
+Backtracking is reproduced where the pattern needs it:
+- ``\\s+(?!\\S)`` gives back the last whitespace character when a non-space follows the run;
+- ``\\s*[\\r\\n]`` (and o200k's ``\\s*[\\r\\n]+``) ends after the *last* line break of the run;
+- o200k's ``[Lu Lt Lm Lo M]*[Ll Lm Lo M]+`` gives back upper-class characters until a lower-class one
+  can start the second run (Lm, Lo and M are in both classes).
+"""
+cimport cython
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport uint8_t, uint32_t
+from libcpp.vector cimport vector
+
+cdef extern from "_unicode_tables.h":
+    enum:
+        BYTEBPE_LETTER      # \p{L}
+        BYTEBPE_NUMBER      # \p{N}
+        BYTEBPE_SPACE       # \s
+        BYTEBPE_UPPER       # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+        BYTEBPE_LOWER       # [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+    const char* BYTEBPE_REGEX_VERSION
+    uint8_t bytebpe_class_of(uint32_t cp) noexcept nogil
+    uint32_t bytebpe_contraction_letter(uint32_t cp) noexcept nogil
+
+# Everything that is not "other": [^\s\p{L}\p{N}] is a code point with none of these bits.
+cdef enum:
+    WORDISH = BYTEBPE_LETTER | BYTEBPE_NUMBER | BYTEBPE_SPACE
+    NO_END = -1
+
+# Class bits of the ASCII range, copied out of the two-stage table so the common case is one load.
+cdef uint8_t ASCII_CLASS[128]
+for _cp in range(128):
+    ASCII_CLASS[_cp] = bytebpe_class_of(_cp)
+
+REGEX_VERSION = BYTEBPE_REGEX_VERSION.decode("ascii")
+
+
+# ---- reading code points ------------------------------------------------------------------------------
+
+cdef inline uint32_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t* width) noexcept nogil:
+    """The code point at s[i] (i < n) and its UTF-8 length.
+
+    The input is UTF-8 that Python produced, so it is well formed; a malformed or truncated sequence is
+    still read safely (one byte, as U+FFFD) so that no input can make the scanner read out of bounds.
+    """
+    cdef uint32_t b0 = s[i]
+    cdef uint32_t cp
+    if b0 < 0x80:
+        width[0] = 1
+        return b0
+    if b0 >= 0xC0 and b0 < 0xE0 and i + 1 < n:
+        width[0] = 2
+        return ((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F)
+    if b0 >= 0xE0 and b0 < 0xF0 and i + 2 < n:
+        width[0] = 3
+        return ((b0 & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+    if b0 >= 0xF0 and i + 3 < n:
+        cp = ((b0 & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
+        if cp < 0x110000:
+            width[0] = 4
+            return cp
+    width[0] = 1
+    return 0xFFFD
+
+
+cdef inline uint8_t _class_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t* width) noexcept nogil:
+    if s[i] < 0x80:
+        width[0] = 1
+        return ASCII_CLASS[s[i]]
+    return bytebpe_class_of(_decode(s, i, n, width))
+
+
+cdef inline Py_ssize_t _run_with(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, uint8_t bits) noexcept nogil:
+    """Skip code points that have any of `bits`."""
+    cdef Py_ssize_t width
+    while i < n:
+        if s[i] < 0x80:
+            if not (ASCII_CLASS[s[i]] & bits):
+                break
+            i += 1
+        else:
+            if not (bytebpe_class_of(_decode(s, i, n, &width)) & bits):
+                break
+            i += width
+    return i
+
+
+cdef inline Py_ssize_t _run_without(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, uint8_t bits) noexcept nogil:
+    """Skip code points that have none of `bits`."""
+    cdef Py_ssize_t width
+    while i < n:
+        if s[i] < 0x80:
+            if ASCII_CLASS[s[i]] & bits:
+                break
+            i += 1
+        else:
+            if bytebpe_class_of(_decode(s, i, n, &width)) & bits:
+                break
+            i += width
+    return i
+
+
+cdef inline Py_ssize_t _run_of_bytes(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, bint slash) noexcept nogil:
+    """Skip ``[\\r\\n]*`` (or ``[\\r\\n/]*`` with `slash`)."""
+    while i < n and (s[i] == 13 or s[i] == 10 or (slash and s[i] == 47)):
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _digits(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t width) noexcept nogil:
+    """``\\p{N}{1,3}`` from a number at s[i] of `width` bytes."""
+    cdef Py_ssize_t count = 1
+    i += width
+    while count < 3 and i < n and _class_at(s, i, n, &width) & BYTEBPE_NUMBER:
+        i += width
+        count += 1
+    return i
+
+
+cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t i, Py_ssize_t n,
+                                   Py_ssize_t* last_start, Py_ssize_t* newline_end) noexcept nogil:
+    """The run of ``\\s`` from s[i]; also where its last character starts, and where its last line break
+    (\\r or \\n) ends, NO_END if it has none. Returns the end of the run."""
+    cdef Py_ssize_t width
+    last_start[0] = i
+    newline_end[0] = NO_END
+    while i < n and _class_at(s, i, n, &width) & BYTEBPE_SPACE:
+        last_start[0] = i
+        if s[i] == 13 or s[i] == 10:
+            newline_end[0] = i + 1
+        i += width
+    return i
+
+
+cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """End of ``(?i:'s|'t|'re|'ve|'m|'ll|'d)`` at s[i], or NO_END."""
+    cdef Py_ssize_t width, second
+    cdef uint32_t first, last
+    if i + 1 >= n or s[i] != 39:
+        return NO_END
+    first = bytebpe_contraction_letter(_decode(s, i + 1, n, &width))
+    if first == 115 or first == 116 or first == 109 or first == 100:      # s t m d
+        return i + 1 + width
+    if (first == 114 or first == 118 or first == 108) and i + 1 + width < n:   # r v l
+        second = i + 1 + width
+        last = bytebpe_contraction_letter(_decode(s, second, n, &width))
+        if (last == 101 and first != 108) or (last == 108 and first == 108):    # re ve | ll
+            return second + width
+    return NO_END
+
+
+cdef inline Py_ssize_t _exact_contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """End of the case-sensitive ``'(?:[sdmt]|ll|ve|re)`` at s[i], or NO_END."""
+    if i + 1 >= n or s[i] != 39:
+        return NO_END
+    cdef uint8_t first = s[i + 1]
+    if first == 115 or first == 116 or first == 109 or first == 100:
+        return i + 2
+    if i + 2 < n and ((first == 108 and s[i + 2] == 108) or ((first == 118 or first == 114) and s[i + 2] == 101)):
+        return i + 3
+    return NO_END
+
+
+# ---- one scanner per pattern family --------------------------------------------------------------------
+
+cdef Py_ssize_t _r50k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    # '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
+    cdef Py_ssize_t end = _exact_contraction(s, i, n)
+    cdef Py_ssize_t j, width, last_start, newline_end
+    cdef uint8_t bits
+    if end != NO_END:
+        return end
+    j = i + 1 if s[i] == 32 and i + 1 < n else i    # the optional leading space
+    bits = _class_at(s, j, n, &width)
+    if bits & BYTEBPE_LETTER:
+        return _run_with(s, j + width, n, BYTEBPE_LETTER)
+    if bits & BYTEBPE_NUMBER:
+        return _run_with(s, j + width, n, BYTEBPE_NUMBER)
+    if not (bits & BYTEBPE_SPACE):
+        return _run_without(s, j + width, n, WORDISH)
+    end = _whitespace(s, i, n, &last_start, &newline_end)
+    if end == n:
+        return n                # \s++$
+    if last_start > i:
+        return last_start       # \s+(?!\S): the last space goes with what follows
+    return end                  # \s
+
+
+cdef Py_ssize_t _cl100k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    # '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$
+    # |\s*[\r\n]|\s+(?!\S)|\s
+    cdef Py_ssize_t end = _contraction(s, i, n)
+    cdef Py_ssize_t width, next_width, last_start, newline_end
+    cdef uint8_t bits, next_bits
+    if end != NO_END:
+        return end
+    bits = _class_at(s, i, n, &width)
+    if bits & BYTEBPE_LETTER:
+        return _run_with(s, i + width, n, BYTEBPE_LETTER)
+    if bits & BYTEBPE_NUMBER:
+        return _digits(s, i, n, width)
+    if i + width < n:
+        next_bits = _class_at(s, i + width, n, &next_width)
+        # [^\r\n\p{L}\p{N}] then letters: any one non-letter, non-digit, non-line-break before a word
+        if next_bits & BYTEBPE_LETTER and s[i] != 13 and s[i] != 10:
+            return _run_with(s, i + width + next_width, n, BYTEBPE_LETTER)
+        if s[i] == 32 and not (next_bits & WORDISH):
+            return _run_of_bytes(s, _run_without(s, i + 1 + next_width, n, WORDISH), n, False)
+    if not (bits & BYTEBPE_SPACE):
+        return _run_of_bytes(s, _run_without(s, i + width, n, WORDISH), n, False)
+    end = _whitespace(s, i, n, &last_start, &newline_end)
+    if end == n:
+        return n                # \s++$
+    if newline_end != NO_END:
+        return newline_end      # \s*[\r\n]: up to the last line break
+    if last_start > i:
+        return last_start       # \s+(?!\S)
+    return end                  # \s
+
+
+cdef inline Py_ssize_t _o200k_lower_word(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """End of ``[Lu Lt Lm Lo M]*[Ll Lm Lo M]+(?i:'s|...)?`` at s[i], or NO_END."""
+    cdef Py_ssize_t width, last_both = NO_END
+    cdef uint8_t bits = 0
+    cdef Py_ssize_t lower_start, end
+    while i < n:
+        bits = _class_at(s, i, n, &width)
+        if not (bits & BYTEBPE_UPPER):
+            break
+        if bits & BYTEBPE_LOWER:
+            last_both = i
+        i += width
+    if i < n and bits & BYTEBPE_LOWER:
+        lower_start = i
+    elif last_both != NO_END:
+        lower_start = last_both     # the upper run gives back up to its last caseless character
+    else:
+        return NO_END
+    end = _run_with(s, lower_start, n, BYTEBPE_LOWER)
+    i = _contraction(s, end, n)
+    return end if i == NO_END else i
+
+
+cdef inline Py_ssize_t _o200k_upper_word(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """End of ``[Lu Lt Lm Lo M]+[Ll Lm Lo M]*(?i:'s|...)?`` at s[i], or NO_END."""
+    cdef Py_ssize_t width, end
+    if i >= n or not (_class_at(s, i, n, &width) & BYTEBPE_UPPER):
+        return NO_END
+    end = _run_with(s, _run_with(s, i + width, n, BYTEBPE_UPPER), n, BYTEBPE_LOWER)
+    i = _contraction(s, end, n)
+    return end if i == NO_END else i
+
+
+cdef Py_ssize_t _o200k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    # [^\r\n\p{L}\p{N}]?[Lu Lt Lm Lo M]*[Ll Lm Lo M]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+    # |[^\r\n\p{L}\p{N}]?[Lu Lt Lm Lo M]+[Ll Lm Lo M]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+    # |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+    cdef Py_ssize_t width, next_width, end, last_start, newline_end
+    cdef uint8_t bits = _class_at(s, i, n, &width)
+    cdef bint prefixed = not (bits & (BYTEBPE_LETTER | BYTEBPE_NUMBER)) and s[i] != 13 and s[i] != 10
+    # The two word branches, each first with the optional prefix character taken, then without it.
+    if prefixed or bits & (BYTEBPE_UPPER | BYTEBPE_LOWER):
+        if prefixed:
+            end = _o200k_lower_word(s, i + width, n)
+            if end != NO_END:
+                return end
+        end = _o200k_lower_word(s, i, n)
+        if end != NO_END:
+            return end
+        if prefixed:
+            end = _o200k_upper_word(s, i + width, n)
+            if end != NO_END:
+                return end
+        end = _o200k_upper_word(s, i, n)
+        if end != NO_END:
+            return end
+    if bits & BYTEBPE_NUMBER:
+        return _digits(s, i, n, width)
+    if s[i] == 32 and i + 1 < n and not (_class_at(s, i + 1, n, &next_width) & WORDISH):
+        return _run_of_bytes(s, _run_without(s, i + 1 + next_width, n, WORDISH), n, True)
+    if not (bits & WORDISH):
+        return _run_of_bytes(s, _run_without(s, i + width, n, WORDISH), n, True)
+    end = _whitespace(s, i, n, &last_start, &newline_end)
+    if newline_end != NO_END:
+        return newline_end      # \s*[\r\n]+: up to the last line break
+    if end == n:
+        return n                # \s+(?!\S) at the end of the text
+    if last_start > i:
+        return last_start       # \s+(?!\S)
+    return end                  # \s+ (a single character here)
+
+
+cdef Py_ssize_t scan_pieces(PatternKind kind, const uint8_t* text, Py_ssize_t start, Py_ssize_t length,
+                            Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil:
+    cdef Py_ssize_t count = 0
+    if kind == O200K:
+        while start < length and count < capacity:
+            start = _o200k_piece(text, start, length)
+            piece_ends[count] = start
+            count += 1
+    elif kind == CL100K:
+        while start < length and count < capacity:
+            start = _cl100k_piece(text, start, length)
+            piece_ends[count] = start
+            count += 1
+    elif kind == R50K:
+        while start < length and count < capacity:
+            start = _r50k_piece(text, start, length)
+            piece_ends[count] = start
+            count += 1
+    return count
+
+
+# ---- Python face ---------------------------------------------------------------------------------------
+
+cdef enum:
+    SCAN_BATCH = 256    # piece ends produced per scan_pieces call
+
+
+@cython.final
+cdef class Scanner:
+    """The compiled equivalent of ``regex.compile(pattern).findall`` for one of the known patterns.
+
+    >>> Scanner.for_pattern(CL100K_PATTERN).split("Hello world's")     # doctest: +SKIP
+    ['Hello', ' world', "'s"]
+    """
+
+    def __cinit__(self, PatternKind kind):
+        if kind not in (R50K, CL100K, O200K):
+            raise ValueError(f"unknown pattern kind {kind!r}")
+        self.kind = kind
+
+    @staticmethod
+    def for_pattern(str pattern not None):
+        """The scanner equal to `pattern`, or None when it is not one of the known patterns."""
+        from . import patterns
+        kind = {
+            patterns.R50K_PATTERN: R50K,
+            patterns.CL100K_PATTERN: CL100K,
+            patterns.O200K_PATTERN: O200K,
+        }.get(pattern)
+        return None if kind is None else Scanner(kind)
+
+    def split(self, str text not None):
+        """The pieces of `text`, as ``regex.findall`` would return them."""
+        cdef bytes utf8 = text.encode("utf-8")
+        cdef const uint8_t* data = <const uint8_t*><const char*>utf8
+        cdef Py_ssize_t n = len(utf8)
+        cdef Py_ssize_t ends[SCAN_BATCH]
+        cdef Py_ssize_t start = 0, count, k
+        cdef list pieces = []
+        while start < n:
+            count = scan_pieces(self.kind, data, start, n, ends, SCAN_BATCH)
+            for k in range(count):
+                pieces.append(PyUnicode_DecodeUTF8(<const char*>data + start, ends[k] - start, NULL))
+                start = ends[k]
+        return pieces
+
+    def __call__(self, str text not None):
+        return self.split(text)
+
+    def count(self, str text not None):
+        """How many pieces `text` has (the scan alone, without the GIL: benchmarks time the stage with it)."""
+        cdef bytes utf8 = text.encode("utf-8")
+        cdef const uint8_t* data = <const uint8_t*><const char*>utf8
+        cdef Py_ssize_t n = len(utf8)
+        cdef Py_ssize_t ends[SCAN_BATCH]
+        cdef Py_ssize_t start = 0, count, total = 0
+        with nogil:
+            while start < n:
+                count = scan_pieces(self.kind, data, start, n, ends, SCAN_BATCH)
+                total += count
+                start = ends[count - 1]
+        return total
+
+    def __reduce__(self):
+        return (Scanner, (int(self.kind),))
+
+    def __repr__(self):
+        return f"Scanner({PatternKind(self.kind).name})"
+
+
+def code_point_classes():
+    """The generated class bits of every code point, as bytes indexed by code point (for the tests)."""
+    cdef bytearray bits = bytearray(0x110000)
+    cdef uint32_t cp
+    for cp in range(0x110000):
+        bits[cp] = bytebpe_class_of(cp)
+    return bytes(bits)
+
+
+def contraction_letter(uint32_t cp):
+    """The contraction letter (one of "dlmrstve") that ``(?i:letter)`` matches `cp` as, or ''."""
+    if cp >= 0x110000:
+        raise ValueError("not a code point")
+    cdef uint32_t letter = bytebpe_contraction_letter(cp)
+    return chr(letter) if letter else ""
+
+
+CLASS_BITS = {
+    "letter": BYTEBPE_LETTER,
+    "number": BYTEBPE_NUMBER,
+    "space": BYTEBPE_SPACE,
+    "upper": BYTEBPE_UPPER,
+    "lower": BYTEBPE_LOWER,
+}
