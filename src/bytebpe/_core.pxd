@@ -53,6 +53,8 @@ cdef class MergeTable:
 
     # Pure lookups: never allocate, never fail.
     cdef Rank rank_of(self, const uint8_t* data, Py_ssize_t n) noexcept nogil
+    # rank_of for a span of 3..max_token_len bytes whose head word and hash are already known.
+    cdef Rank rank_of_hashed(self, const uint8_t* data, Py_ssize_t n, uint64_t head, uint64_t h) noexcept nogil
     # Append the BPE ids of one piece to `out`. Returns 0, or 1 when a byte of the piece has no rank
     # (the table lacks a single-byte token); raises MemoryError (with the GIL) when allocation fails.
     cdef int encode_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil

@@ -25,6 +25,10 @@ from libcpp.vector cimport vector
 
 from bytebpe._pretokenize cimport PatternKind, Scanner, scan_pieces
 
+cdef extern from *:
+    # A hint to start loading a cache line now; it never faults, whatever the address.
+    void __builtin_prefetch(const void* address) noexcept nogil
+
 cdef extern from "Python.h":
     # Borrowed UTF-8 view of a str, cached inside the object (zero-copy for ASCII strings).
     # Raises UnicodeEncodeError for lone surrogates.
@@ -61,6 +65,12 @@ cdef enum:
 # their bytes are still in L1 cache.
 cdef enum:
     SCAN_BATCH = 256
+# The merge cache (see MergeCache): at most this many slots, at least one per CACHE_BYTES_PER_SLOT bytes of
+# input (so clearing it costs ~1% of encoding the input), and the ids it may hold before starting afresh.
+cdef enum:
+    CACHE_MAX_SLOTS = 16384
+    CACHE_BYTES_PER_SLOT = 32
+    CACHE_MAX_IDS = 262144
 
 
 class InvalidTokenError(KeyError, ValueError):
@@ -259,6 +269,16 @@ cdef class MergeTable:
                           self.token_start.data())
         return rank
 
+    cdef inline Rank rank_of_hashed(self, const uint8_t* data, Py_ssize_t n, uint64_t head,
+                                    uint64_t h) noexcept nogil:
+        # No Bloom filter here: callers ask about whole pieces, which mostly are tokens.
+        cdef Rank rank = _probe(self.hot_slots.data(), self.hot_mask, h, head, data, n, self.blob.data(),
+                                self.token_start.data())
+        if rank == NO_RANK:
+            rank = _probe(self.cold_slots.data(), self.cold_mask, h, head, data, n, self.blob.data(),
+                          self.token_start.data())
+        return rank
+
     cdef int encode_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
         if n <= 0:     # a user pattern may match the empty string; it holds no tokens
             return 0
@@ -276,17 +296,20 @@ cdef class MergeTable:
         return self._merge_by_heap(data, n, out)
 
     cdef int _merge_by_scan(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
-        # parts[k] starts at byte start[k]; pair_rank[k] is the rank of parts k and k+1 merged.
-        # start[count] == n is a sentinel so that part k always ends at start[k + 1].
+        # parts[k] starts at byte start[k] and is token part_rank[k]; pair_rank[k] is the rank of parts k
+        # and k+1 merged. start[count] == n is a sentinel so that part k always ends at start[k + 1].
         cdef uint32_t start[SCAN_MAX_BYTES + 1]
+        cdef Rank part_rank[SCAN_MAX_BYTES]
         cdef Rank pair_rank[SCAN_MAX_BYTES]
         cdef Py_ssize_t count = n
         cdef Py_ssize_t k, best
-        cdef Rank best_rank, rank
+        cdef Rank best_rank
         for k in range(n + 1):
             start[k] = <uint32_t>k
+        for k in range(n):
+            part_rank[k] = self.byte_rank[data[k]]
         for k in range(n - 1):
-            pair_rank[k] = self.rank_of(data + k, 2)
+            pair_rank[k] = self.pair_of_bytes_rank[data[k] << 8 | data[k + 1]]
         pair_rank[n - 1] = NO_RANK
         while count > 1:
             best_rank = NO_RANK
@@ -297,10 +320,12 @@ cdef class MergeTable:
                     best = k
             if best_rank == NO_RANK:
                 break
-            # Merge part best+1 into part best: drop start[best+1] and pair_rank[best+1].
+            # Merge part best+1 into part best: drop start[best+1], part_rank[best+1] and pair_rank[best+1].
+            part_rank[best] = best_rank
             for k in range(best + 1, count):
                 start[k] = start[k + 1]
             for k in range(best + 1, count - 1):
+                part_rank[k] = part_rank[k + 1]
                 pair_rank[k] = pair_rank[k + 1]
             count -= 1
             pair_rank[best] = (self.rank_of(data + start[best], start[best + 2] - start[best])
@@ -308,10 +333,9 @@ cdef class MergeTable:
             if best > 0:
                 pair_rank[best - 1] = self.rank_of(data + start[best - 1], start[best + 1] - start[best - 1])
         for k in range(count):
-            rank = self.rank_of(data + start[k], start[k + 1] - start[k])
-            if rank == NO_RANK:
+            if part_rank[k] == NO_RANK:     # a single byte the vocabulary lacks
                 return 1
-            out.push_back(rank)
+            out.push_back(part_rank[k])
         return 0
 
     cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
@@ -323,17 +347,20 @@ cdef class MergeTable:
         cdef vector[uint32_t] next_part
         cdef vector[int64_t] prev_part
         cdef vector[Rank] pair_rank
+        cdef vector[Rank] part_rank     # the token each surviving part is
         cdef priority_queue[uint64_t] heap
         next_part.resize(n)
         prev_part.resize(n)
         pair_rank.resize(n)
+        part_rank.resize(n)
         cdef Py_ssize_t p, q, after, before
         cdef Rank rank
         cdef uint64_t key
         for p in range(n):
             next_part[p] = <uint32_t>(p + 1)
             prev_part[p] = p - 1
-            rank = self.rank_of(data + p, 2) if p + 1 < n else NO_RANK
+            part_rank[p] = self.byte_rank[data[p]]
+            rank = self.pair_of_bytes_rank[data[p] << 8 | data[p + 1]] if p + 1 < n else NO_RANK
             pair_rank[p] = rank
             if rank != NO_RANK:
                 heap.push(~((<uint64_t>rank << 32) | <uint64_t>p))
@@ -344,6 +371,7 @@ cdef class MergeTable:
             rank = <Rank>(key >> 32)
             if pair_rank[p] != rank:
                 continue
+            part_rank[p] = rank
             q = next_part[p]
             after = next_part[q]
             next_part[p] = <uint32_t>after
@@ -364,10 +392,9 @@ cdef class MergeTable:
                     heap.push(~((<uint64_t>rank << 32) | <uint64_t>before))
         p = 0
         while p < n:
-            rank = self.rank_of(data + p, next_part[p] - p)
-            if rank == NO_RANK:
+            if part_rank[p] == NO_RANK:     # a single byte the vocabulary lacks
                 return 1
-            out.push_back(rank)
+            out.push_back(part_rank[p])
             p = next_part[p]
         return 0
 
@@ -407,24 +434,100 @@ cdef struct Segment:
     Rank special        # the special token's id, NO_RANK for ordinary text
 
 
+cdef struct CachedPiece:
+    uint64_t hash           # 0 for an empty slot (pieces of 3+ bytes are never compared with one)
+    const uint8_t* piece    # the piece's bytes, in a text that outlives the cache
+    uint32_t length
+    uint32_t ids_start      # its ids are MergeCache.ids[ids_start : ids_start + ids_count]
+    uint32_t ids_count
+
+
+cdef cppclass MergeCache:
+    # The ids of recently merged pieces. Words repeat (Zipf): in English prose 83% of the bytes that need
+    # merging belong to a piece seen before in the same text, in multilingual text 44%, and a hit costs one
+    # compare instead of a merge. Direct-mapped on the piece hash that the whole-piece lookup computed
+    # anyway; it lives for one call and points into that call's text, so it needs no locking or copies.
+    vector[CachedPiece] slots
+    vector[Rank] ids
+    uint64_t mask
+
+
+cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil:
+    """Empty the cache, sized for an input of `input_bytes`."""
+    cdef uint64_t capacity = 16
+    while capacity < CACHE_MAX_SLOTS and capacity * CACHE_BYTES_PER_SLOT < <uint64_t>input_bytes:
+        capacity <<= 1
+    cache.mask = capacity - 1
+    cache.slots.assign(capacity, CachedPiece(0, NULL, 0, 0, 0))
+    cache.ids.clear()
+    return 0
+
+
 cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_t* data, Py_ssize_t n,
-                                vector[Rank]& out) except -2 nogil:
+                                vector[Rank]& out, MergeCache& cache) except -2 nogil:
     """The fused encode loop: scan pieces, look each up whole, merge the rest, append ids to `out`.
+
+    Pieces come SCAN_BATCH at a time. Whole-piece lookups are memory-bound (the large table is megabytes),
+    so a first pass hashes every piece of the batch and prefetches its slots, and the lookups of the second
+    pass then find them in cache instead of waiting on each miss in turn.
 
     Returns -1, or the offset of a piece holding a byte the vocabulary lacks.
     """
     cdef Py_ssize_t piece_ends[SCAN_BATCH]
-    cdef Py_ssize_t start = 0, end, count, k
+    cdef uint64_t heads[SCAN_BATCH]
+    cdef uint64_t hashes[SCAN_BATCH]
+    cdef Py_ssize_t start = 0, end, count, k, size
+    cdef size_t before
     cdef Rank rank
+    cdef CachedPiece* cached
     while start < n:
         count = scan_pieces(kind, data, start, n, piece_ends, SCAN_BATCH)
+        end = start
+        for k in range(count):
+            size = piece_ends[k] - end
+            if size > 2 and size <= table.max_token_len:
+                heads[k] = _head_word(data + end, size)
+                hashes[k] = _hash_bytes(heads[k], data + end, size)
+                __builtin_prefetch(table.hot_slots.data() + (hashes[k] & table.hot_mask))
+                __builtin_prefetch(table.cold_slots.data() + (hashes[k] & table.cold_mask))
+            end = piece_ends[k]
         for k in range(count):
             end = piece_ends[k]
-            rank = table.rank_of(data + start, end - start)
+            size = end - start
+            if size <= 2:
+                rank = table.byte_rank[data[start]] if size == 1 else table.pair_of_bytes_rank[
+                    data[start] << 8 | data[start + 1]]
+            elif size > table.max_token_len:
+                rank = NO_RANK
+            else:
+                rank = table.rank_of_hashed(data + start, size, heads[k], hashes[k])
             if rank != NO_RANK:
                 out.push_back(rank)
-            elif table.merge_piece(data + start, end - start, out):
+                start = end
+                continue
+            if size <= 2 or size > table.max_token_len:    # no hash at hand; and too rare to be worth one
+                if table.merge_piece(data + start, size, out):
+                    return start
+                start = end
+                continue
+            cached = &cache.slots[hashes[k] & cache.mask]
+            if cached.hash == hashes[k] and cached.length == size and memcmp(cached.piece, data + start, size) == 0:
+                out.insert(out.end(), cache.ids.begin() + cached.ids_start,
+                           cache.ids.begin() + cached.ids_start + cached.ids_count)
+                start = end
+                continue
+            before = out.size()
+            if table.merge_piece(data + start, size, out):
                 return start
+            if cache.ids.size() + (out.size() - before) > CACHE_MAX_IDS:
+                _reset_cache(cache, n)
+                cached = &cache.slots[hashes[k] & cache.mask]
+            cached.hash = hashes[k]
+            cached.piece = data + start
+            cached.length = <uint32_t>size
+            cached.ids_start = <uint32_t>cache.ids.size()
+            cached.ids_count = <uint32_t>(out.size() - before)
+            cache.ids.insert(cache.ids.end(), out.begin() + before, out.end())
             start = end
     return -1
 
@@ -577,13 +680,17 @@ cdef class CoreBPE:
 
         Returns -1, or the index of a segment with a byte the vocabulary lacks (at `failed_offset`).
         """
-        cdef Py_ssize_t i, k, failed, begin = 0
+        cdef Py_ssize_t i, k, failed, begin = 0, total_bytes = 0
+        cdef MergeCache cache
+        for k in range(<Py_ssize_t>segments.size()):
+            total_bytes += segments[k].size
+        _reset_cache(cache, total_bytes)
         for i in range(<Py_ssize_t>text_ends.size()):
             for k in range(begin, text_ends[i]):
                 if segments[k].special != NO_RANK:
                     out.push_back(segments[k].special)
                     continue
-                failed = _encode_scanned(self.table, kind, segments[k].data, segments[k].size, out)
+                failed = _encode_scanned(self.table, kind, segments[k].data, segments[k].size, out, cache)
                 if failed >= 0:
                     failed_offset[0] = failed
                     return k
