@@ -36,11 +36,11 @@ cdef class MergeTable:
     cdef uint64_t hot_mask
     cdef vector[Slot] cold_slots
     cdef uint64_t cold_mask
-    # Bloom filter over all tokens (two bits per token from the hash's high bits, ~16 bits per token).
-    # The merge loop mostly asks about spans that are *not* tokens; the filter answers those from L2
-    # cache instead of a probe into the large table.
+    # Blocked Bloom filter over all tokens: each token sets two bits of one 64-bit word (~16 bits per
+    # token), so a query reads one word. The merge loop mostly asks about spans that are *not* tokens; the
+    # filter answers those from L2 cache instead of a probe into the large table.
     cdef vector[uint64_t] bloom
-    cdef uint64_t bloom_mask            # in bits
+    cdef uint64_t bloom_mask            # in words
     cdef Rank byte_rank[256]            # rank of each single byte, NO_RANK when absent
     cdef vector[Rank] pair_of_bytes_rank  # (b0 << 8 | b1) -> rank of that 2-byte token: the merge loop's
                                           # first lookups, answered by one array read
@@ -64,5 +64,4 @@ cdef class MergeTable:
     cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef void _insert(self, vector[Slot]& slots, uint64_t mask, Rank rank) noexcept
     cdef bytes _token_bytes(self, Py_ssize_t rank)
-    cdef void _bloom_set(self, uint64_t bit) noexcept
-    cdef bint _bloom_has(self, uint64_t bit) noexcept nogil
+    cdef bint _maybe_token(self, uint64_t h) noexcept nogil

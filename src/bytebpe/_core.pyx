@@ -133,6 +133,11 @@ cdef inline uint64_t _hash_bytes(uint64_t head, const uint8_t* data, Py_ssize_t 
     return h
 
 
+cdef inline uint64_t _bloom_bits(uint64_t h) noexcept nogil:
+    """The two bits a hash sets in its word of the Bloom filter (from bits the word index does not use)."""
+    return (1ULL << (h >> 58)) | (1ULL << ((h >> 52) & 63))
+
+
 cdef inline uint64_t _table_capacity(Py_ssize_t n_keys) noexcept:
     """Slots for `n_keys` keys at a load factor of at most 1/2: a power of two, so masking replaces modulo."""
     cdef uint64_t capacity = 16
@@ -203,8 +208,8 @@ cdef class MergeTable:
         self.hot_slots.assign(self.hot_mask + 1, Slot(0, 0, 0))
         self.cold_mask = _table_capacity(self.n_tokens - n_hot) - 1
         self.cold_slots.assign(self.cold_mask + 1, Slot(0, 0, 0))
-        self.bloom_mask = 8 * _table_capacity(self.n_tokens) - 1
-        self.bloom.assign((self.bloom_mask + 1) // 64, 0)
+        self.bloom_mask = _table_capacity(self.n_tokens) // 8 - 1
+        self.bloom.assign(self.bloom_mask + 1, 0)
         cdef Py_ssize_t i
         for i in range(256):
             self.byte_rank[i] = NO_RANK
@@ -244,14 +249,12 @@ cdef class MergeTable:
         while slots[i].rank_plus_one != 0:
             i = (i + 1) & mask
         slots[i] = Slot(head, rank + 1, <uint32_t>n)
-        self._bloom_set((h >> 40) & self.bloom_mask)
-        self._bloom_set((h >> 20) & self.bloom_mask)
+        self.bloom[(h >> 20) & self.bloom_mask] |= _bloom_bits(h)
 
-    cdef inline void _bloom_set(self, uint64_t bit) noexcept:
-        self.bloom[bit >> 6] |= 1ULL << (bit & 63)
-
-    cdef inline bint _bloom_has(self, uint64_t bit) noexcept nogil:
-        return (self.bloom[bit >> 6] >> (bit & 63)) & 1
+    cdef inline bint _maybe_token(self, uint64_t h) noexcept nogil:
+        """False when the Bloom filter rules out every token with hash `h`."""
+        cdef uint64_t bits = _bloom_bits(h)
+        return (self.bloom[(h >> 20) & self.bloom_mask] & bits) == bits
 
     cdef Rank rank_of(self, const uint8_t* data, Py_ssize_t n) noexcept nogil:
         if n > self.max_token_len:
@@ -260,7 +263,10 @@ cdef class MergeTable:
             return self.byte_rank[data[0]] if n == 1 else self.pair_of_bytes_rank[data[0] << 8 | data[1]]
         cdef uint64_t head = _head_word(data, n)
         cdef uint64_t h = _hash_bytes(head, data, n)
-        if not (self._bloom_has((h >> 40) & self.bloom_mask) and self._bloom_has((h >> 20) & self.bloom_mask)):
+        # Start loading the large table's slot now, so that its likely cache miss overlaps the Bloom filter
+        # test and the small table's probe instead of following them.
+        __builtin_prefetch(self.cold_slots.data() + (h & self.cold_mask))
+        if not self._maybe_token(h):
             return NO_RANK
         cdef Rank rank = _probe(self.hot_slots.data(), self.hot_mask, h, head, data, n, self.blob.data(),
                                 self.token_start.data())
