@@ -10,7 +10,7 @@ file system) once complete: a failed or interrupted run never leaves a file that
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
@@ -21,6 +21,7 @@ import numpy.typing as npt
 __all__ = [
     "NPY_HEADER_BYTES",
     "TokenFileWriter",
+    "create_temporary_file",
     "npy_header",
     "token_dtype",
 ]
@@ -53,6 +54,21 @@ def npy_header(dtype: npt.DTypeLike, length: int) -> bytes:
     return _NPY_MAGIC + room.to_bytes(2, "little") + padded
 
 
+def create_temporary_file(final_path: Path, suffix: str = ".partial") -> tuple[int, Path]:
+    """Create ``.NAME.<random><suffix>`` beside `final_path`; returns (open file descriptor, its path).
+
+    Beside it, so that the final rename cannot cross file systems; a dot name, so that it is not taken for
+    a result. Unlike `tempfile.mkstemp` (always 0600) the mode is the usual 0666 less the umask, so the
+    finished file has the permissions any other new file would have.
+    """
+    while True:
+        temp = final_path.with_name(f".{final_path.name}.{secrets.token_hex(6)}{suffix}")
+        try:
+            return os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), temp
+        except FileExistsError:
+            continue
+
+
 class TokenFileWriter:
     """Appends 1-D arrays of one dtype to a temporary file; `commit` gives it its final name.
 
@@ -70,10 +86,7 @@ class TokenFileWriter:
         self.dtype = np.dtype(dtype).newbyteorder("<")
         self.kind = kind
         self.length = 0     # items written so far
-        # Same folder as the final file, so that the rename cannot cross file systems; a dot name, so
-        # that it is not mistaken for a result.
-        fd, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".partial", dir=self.path.parent)
-        self.temp_path = Path(temp)
+        fd, self.temp_path = create_temporary_file(self.path)
         self._file = os.fdopen(fd, "wb")
         if kind == "npy":
             self._file.write(npy_header(self.dtype, 0))
