@@ -218,10 +218,10 @@ def _encoding_of(args: argparse.Namespace) -> Encoding:
     if args.tokenizer:
         import bytebpe
 
-        if not hasattr(bytebpe, "load"):
-            raise CommandError("this build of bytebpe cannot load tokenizer files (no bytebpe.load)")
         if not Path(args.tokenizer).is_file():
             raise CommandError(f"tokenizer file not found: {args.tokenizer}")
+        if not hasattr(bytebpe, "load"):
+            raise CommandError("this build of bytebpe cannot load tokenizer files (no bytebpe.load)")
         return bytebpe.load(args.tokenizer)
     return registry.get_encoding(args.encoding)
 
