@@ -108,9 +108,9 @@ def test_usage_errors_exit_2(small_jsonl):
 
 
 def test_ctrl_c_stops_with_status_130_and_removes_the_temporary_files(tmp_path, corpus_dir):
-    # ~40 MB: many batches, so the run is still going when the signal comes.
+    # ~84 MB on one worker: many batches, so the run is still going when the signal comes.
     big = tmp_path / "big.jsonl"
-    big.write_bytes((corpus_dir / "docs_english.jsonl").read_bytes() * 8)
+    big.write_bytes((corpus_dir / "docs_english.jsonl").read_bytes() * 16)
     out = tmp_path / "out"
     out.mkdir()
     process = subprocess.Popen(
@@ -118,11 +118,11 @@ def test_ctrl_c_stops_with_status_130_and_removes_the_temporary_files(tmp_path, 
          "--workers", "1", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while not any(p.name.endswith(".partial") for p in out.iterdir()):
+        # Signal once the first batch's ids are written, i.e. in the middle of the run.
+        while sum(p.stat().st_size for p in out.iterdir() if p.name.endswith(".partial")) < 1_000_000:
             assert process.poll() is None, "the run ended before it could be interrupted"
-            assert time.monotonic() < deadline, "no temporary output appeared"
-            time.sleep(0.005)
-        time.sleep(0.2)     # into the run: some batches written
+            assert time.monotonic() < deadline, "no temporary output grew"
+            time.sleep(0.002)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     finally:

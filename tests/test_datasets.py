@@ -124,6 +124,24 @@ def test_special_token_text_in_a_document_is_ordinary_text(tmp_path, tiktoken_en
     assert tokens.tolist() == tiktoken_encoding("cl100k_base").encode_ordinary(text) + [100257]
 
 
+def test_surrogates_escaped_in_json_are_repaired_as_tiktoken_repairs_them(tmp_path, tiktoken_encoding):
+    # JSON may escape a valid pair (one character) or a lone surrogate (not encodable as UTF-8).
+    (tmp_path / "d.jsonl").write_text('{"text": "smile \\ud83d\\ude00 lone \\ud800 end"}\n')
+    summary = bytebpe.encode_files(tmp_path / "d.jsonl", encoding="cl100k_base", output=tmp_path / "o")
+    text = json.loads((tmp_path / "d.jsonl").read_text())["text"]
+    assert "\ud800" in text
+    assert load_output(tmp_path / "o")[0].tolist() == tiktoken_encoding("cl100k_base").encode_ordinary(text)
+    assert summary.documents == 1
+
+
+def test_inputs_without_documents_give_empty_arrays_that_load(tmp_path):
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    summary = bytebpe.encode_files(tmp_path / "empty.jsonl", encoding="gpt2", output=tmp_path / "o")
+    tokens, offsets = load_output(tmp_path / "o")
+    assert (tokens.shape, tokens.dtype, offsets.tolist()) == ((0,), np.uint16, [0])
+    assert (summary.documents, summary.tokens, summary.bytes_per_token) == (0, 0, 0.0)
+
+
 # ==== input formats ================================================================================
 
 
