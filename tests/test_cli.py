@@ -260,8 +260,12 @@ def test_train_writes_a_tokenizer_that_encode_can_use(tmp_path, corpus_dir, caps
     saved = tmp_path / "tok" / "mine.json"
     assert sorted(p.name for p in saved.parent.iterdir()) == ["mine.json"]
     enc = bytebpe.load(saved)
-    assert enc.n_vocab == 401
     text = corpus.read_text(encoding="utf-8")
+    # The command is the library call on the file's one document, saved and loaded back.
+    expected = bytebpe.train([text], 400, special_tokens=["<|endoftext|>"])
+    assert dict(enc.mergeable_ranks) == dict(expected.mergeable_ranks)
+    assert dict(enc.special_tokens) == dict(expected.special_tokens)
+    assert len(enc.mergeable_ranks) > 256
     assert enc.decode(enc.encode_ordinary(text)) == text
     # The trained tokenizer drives encode through --tokenizer.
     assert cli.main(["encode", str(corpus), "--tokenizer", str(saved), "-o", str(tmp_path / "o"), "-q",
