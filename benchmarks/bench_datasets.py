@@ -33,16 +33,19 @@ from bytebpe.registry import ENCODING_SPECS
 VOCAB_URLS = {file.filename: file.url for spec in ENCODING_SPECS.values() for file in spec.files}
 MB = 1e6
 
-# Runs a command in this interpreter and reports its own peak resident memory (ru_maxrss, KiB on Linux) in
-# the file named by argv[1], however it exits.
+# Runs a module in this interpreter and writes its own peak resident memory (VmHWM, KiB) to the file named by
+# argv[1], however it exits. Not ru_maxrss: Linux carries that over from the parent through fork and exec, so
+# a child of this (large) benchmark process would report at least the parent's size.
 PEAK_WRAPPER = """
-import resource, runpy, sys
+import runpy, sys
 report, sys.argv = sys.argv[1], sys.argv[2:]
 try:
     runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 finally:
+    with open("/proc/self/status") as status:
+        peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
     with open(report, "w") as file:
-        file.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+        file.write(peak)
 """
 
 # The nanoGPT-style preparation loop (one process; what people write around tiktoken), as a module to run.
@@ -110,7 +113,9 @@ def main() -> None:
     parser.add_argument("--input", type=Path, default=None, help="default: $BYTEBPE_DATA_DIR/../corpus/docs_english.jsonl")
     parser.add_argument("--encoding", default="cl100k_base")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="one run, no 4x memory measurement")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 4, 16],
+                        help="input multiples for the peak-memory table (default: 1 4 16)")
+    parser.add_argument("--quick", action="store_true", help="one run, memory at 1x only")
     args = parser.parse_args()
     vocab_dir = Path(os.environ.get("BYTEBPE_DATA_DIR", "").split(os.pathsep)[0] or ".")
     if not (vocab_dir / "cl100k_base.tiktoken").is_file():
@@ -147,6 +152,8 @@ def main() -> None:
                 source, encoding=enc, output=temp / "ours", workers=workers),
             "bytebpe encode_ordinary_batch (in memory)": lambda: enc.encode_ordinary_batch(
                 texts, num_threads=workers),
+            "bytebpe encode_batch_to_numpy (in memory)": lambda: enc.encode_batch_to_numpy(
+                texts, num_threads=workers, disallowed_special=()),
             "tiktoken loop + numpy (nanoGPT style)": lambda: tiktoken_loop(
                 source, temp / "theirs", args.encoding, tiktoken),
             "tiktoken encode_ordinary_batch + numpy": lambda: tiktoken_batch(
@@ -160,7 +167,7 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": str(temp)}
         data = source.read_bytes()
         memory_rows = []
-        for times in [1] if args.quick else [1, 4]:
+        for times in [1] if args.quick else args.sizes:
             scaled = temp / f"input_{times}x.jsonl"
             scaled.write_bytes(data * times)
             ours_kib, ours_s = peak_kib(["bytebpe", "encode", str(scaled), "--encoding", args.encoding,
@@ -186,7 +193,7 @@ def main() -> None:
     for name, value in seconds.items():
         ratio = "—" if name.startswith("bytebpe encode (") else f"{end_to_end / (megabytes / value):.2f}×"
         print(f"| {name} | {value:.3f} | {megabytes / value:.1f} | {ratio} |")
-    print("\nPeak resident memory of a whole run in a fresh process (ru_maxrss), the command with `--quiet`; "
+    print("\nPeak resident memory of a whole run in a fresh process (VmHWM), the command with `--quiet`; "
           f"for scale, loading {args.encoding} and counting one tiny file peaks at {baseline_kib / 1024:.0f} MiB.\n")
     print("| input | MB | bytebpe encode peak MiB | wall s | tiktoken loop peak MiB | wall s |")
     print("|---|---:|---:|---:|---:|---:|")
