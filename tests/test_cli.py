@@ -58,7 +58,7 @@ def test_encode_via_python_m_writes_tiktokens_ids_and_a_summary(tmp_path, small_
     assert tokens.dtype == np.uint16
     assert [tokens[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)] == expected
     stderr = result.stderr.decode()
-    assert f"40 documents" in stderr and f"{sum(map(len, expected)):,} tokens" in stderr
+    assert "40 documents" in stderr and f"{sum(map(len, expected)):,} tokens" in stderr
     assert "bytes/token" in stderr and "B/s" in stderr     # the summary, and the progress bar's rate
     assert result.stdout == b""
 
@@ -161,6 +161,19 @@ def test_decode_gives_back_one_document_or_everything_exactly(tmp_path, small_js
     assert everything.stdout.decode() == "".join(text + "<|endoftext|>" for text in texts)
     out_of_range = run("decode", str(tmp_path / "o.bin"), "--encoding", "gpt2", "--doc", "40")
     assert out_of_range.returncode == 1 and b"has 40 documents" in out_of_range.stderr
+
+
+def test_decode_into_a_closed_pipe_stops_quietly(tmp_path, corpus_dir):
+    # ~3 MB of text: far more than a pipe holds, so the writer is still writing when the reader hangs up.
+    assert cli.main(["encode", str(corpus_dir / "docs_code.jsonl"), "--encoding", "gpt2", "-o",
+                     str(tmp_path / "o"), "-q"]) == 0
+    process = subprocess.Popen([sys.executable, "-m", "bytebpe", "decode", str(tmp_path / "o.tokens.npy"),
+                                "--encoding", "gpt2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert len(process.stdout.read(10)) == 10     # like `| head -c 10`: read a little, then hang up
+    process.stdout.close()
+    stderr = process.stderr.read()
+    assert process.wait(timeout=60) == 141
+    assert stderr == b""
 
 
 # ==== download ====================================================================================

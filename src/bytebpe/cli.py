@@ -11,19 +11,19 @@ import sys
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from . import batching, datasets, registry
 from .encoding import Encoding
-from .readers import BadDocumentError, InputFile, find_input_files
+from .readers import BadDocumentError, find_input_files
 from .token_files import create_temporary_file, token_dtype
 
 __all__ = ["main"]
 
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130          # 128 + SIGINT, what shells report for Ctrl-C
+EXIT_BROKEN_PIPE = 141          # 128 + SIGPIPE, as `cat` into a closed pipe
 DECODE_CHUNK_TOKENS = 1 << 20   # tokens decoded at a time when writing a whole array out
 
 
@@ -46,6 +46,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Temporary files are gone already: every writer deletes its own on the way out.
         print("bytebpe: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of our stdout left (`bytebpe decode ... | head`): not an error worth a message. Point
+        # stdout at /dev/null so that the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except (CommandError, BadDocumentError, registry.UnknownEncodingError, FileNotFoundError,
             ValueError, ImportError, OSError, zlib.error) as error:
         print(f"bytebpe {args.command}: error: {error}", file=sys.stderr)
