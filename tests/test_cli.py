@@ -45,6 +45,27 @@ def test_the_console_script_is_declared_and_is_cli_main():
     assert entry_point.load() is cli.main
 
 
+@pytest.mark.parametrize("command", ["count", "decode", "download", "verify", "bench"])
+def test_every_subcommand_runs_as_python_m_and_through_the_entry_point_alike(
+        command, tmp_path, small_jsonl, tiktoken_cache, monkeypatch, capsysbinary):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "o"), "-q"]) == 0
+    args = {
+        "count": ["count", str(small_jsonl), "--encoding", "gpt2", "-q"],
+        "decode": ["decode", str(tmp_path / "o.tokens.npy"), "--encoding", "gpt2", "--doc", "2"],
+        "download": ["download", "gpt2", "cl100k_base"],
+        "verify": ["verify", "--against", "tiktoken", str(small_jsonl), "--encoding", "gpt2"],
+        "bench": ["bench", str(small_jsonl), "--encoding", "gpt2", "--repeat", "1"],
+    }[command]
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tiktoken_cache))
+    in_process = cli.main(args)
+    captured = capsysbinary.readouterr()
+    result = run(*args)
+    assert (in_process, result.returncode) == (0, 0), result.stderr.decode()
+    assert captured.out.strip() and result.stdout.strip()
+    if command != "bench":      # everything but timings is the same both ways
+        assert (captured.out, captured.err) == (result.stdout, result.stderr)
+
+
 # ==== encode ======================================================================================
 
 
@@ -201,11 +222,11 @@ def test_download_fills_the_cache_once_and_then_finds_it_there(offline_registry,
     cache, fetched = offline_registry
     assert cli.main(["download", "gpt2"]) == 0
     assert sorted(p.name for p in cache.iterdir()) == ["encoder.json", "vocab.bpe"]
-    assert capsys.readouterr().err.count("downloaded to") == 2 and len(fetched) == 2
+    assert capsys.readouterr().out.count("downloaded to") == 2 and len(fetched) == 2
     assert cli.main(["download", "gpt2", "r50k_base"]) == 0
-    err = capsys.readouterr().err
-    assert err.count("found at") == 2 and err.count("downloaded to") == 1 and len(fetched) == 3
-    assert "r50k_base.tiktoken downloaded to" in err
+    out = capsys.readouterr().out
+    assert out.count("found at") == 2 and out.count("downloaded to") == 1 and len(fetched) == 3
+    assert "r50k_base.tiktoken downloaded to" in out
 
 
 def test_download_of_a_damaged_file_fails_and_saves_nothing(offline_registry, monkeypatch, capsys):

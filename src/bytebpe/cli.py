@@ -154,7 +154,8 @@ def _download(args: argparse.Namespace) -> int:
             existed = before.is_file()
             path = registry.resolve_vocabulary_file(file)
             how = "downloaded to" if not existed and path == before else "found at"
-            _say(f"{name}: {file.filename} {how} {path}", args)
+            if not args.quiet:
+                print(f"{name}: {file.filename} {how} {path}")
         registry.get_encoding(name)             # and it loads
     return 0
 
