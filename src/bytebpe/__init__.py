@@ -5,6 +5,8 @@
 >>> enc.decode(enc.encode("hello world"))          # doctest: +SKIP
 'hello world'
 """
+from typing import TYPE_CHECKING
+
 # The compiled core is imported unconditionally: there is no pure-Python fallback to fall into silently.
 from ._core import InvalidTokenError
 from .encoding import Encoding
@@ -24,20 +26,49 @@ from .vocab_io import (
     load_tiktoken_bpe,
 )
 
+if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
+    from .datasets import EncodeSummary, FileStats, count_files, encode_files
+    from .readers import BadDocumentError
+
 __version__ = "0.1.0"
 
 __all__ = [
+    "BadDocumentError",
+    "EncodeSummary",
     "Encoding",
+    "FileStats",
     "InvalidTokenError",
     "UnknownEncodingError",
     "UnknownModelError",
     "VocabularyHashError",
     "VocabularyNotFoundError",
+    "count_files",
     "data_gym_to_mergeable_bpe_ranks",
     "dump_tiktoken_bpe",
+    "encode_files",
     "encoding_for_model",
     "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
     "load_tiktoken_bpe",
 ]
+
+# The dataset tools bring numpy, gzip, json and threads along (~70 ms): they are imported on first use, so
+# that `import bytebpe` stays as light as tiktoken's.
+_LAZY_NAMES = {
+    "BadDocumentError": "readers",
+    "EncodeSummary": "datasets",
+    "FileStats": "datasets",
+    "count_files": "datasets",
+    "encode_files": "datasets",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_NAMES:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY_NAMES[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,370 @@
+"""The `bytebpe` command: encode, count, decode, train, download, verify, bench — thin over the library.
+
+Exit status: 0 done, 1 failed (bad input, a mismatch in `verify`, ...), 2 wrong usage (argparse), 130 Ctrl-C.
+Errors the user can fix are one line on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import zlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from . import batching, datasets, registry
+from .encoding import Encoding
+from .readers import BadDocumentError, find_input_files
+from .token_files import create_temporary_file, token_dtype
+
+__all__ = ["main"]
+
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130          # 128 + SIGINT, what shells report for Ctrl-C
+EXIT_BROKEN_PIPE = 141          # 128 + SIGPIPE, as `cat` into a closed pipe
+DECODE_CHUNK_TOKENS = 1 << 20   # tokens decoded at a time when writing a whole array out
+
+
+class CommandError(Exception):
+    """A failure to report as one line and exit status 1."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (the console script passes it to sys.exit)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    # Rules across options that argparse cannot state; parser.error exits with status 2, as usage errors do.
+    if args.command == "encode" and (args.encoding is None) == (args.tokenizer is None):
+        parser.error("encode: give exactly one of --encoding NAME and --tokenizer FILE")
+    if args.command == "verify" and not args.encoding:
+        args.encoding = ["cl100k_base"]
+    try:
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:
+        # Temporary files are gone already: every writer deletes its own on the way out.
+        print("bytebpe: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of our stdout left (`bytebpe decode ... | head`): not an error worth a message. Point
+        # stdout at /dev/null so that the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except (CommandError, BadDocumentError, registry.UnknownEncodingError, FileNotFoundError,
+            ValueError, ImportError, OSError, zlib.error) as error:
+        print(f"bytebpe {args.command}: error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+# ==== subcommands =================================================================================
+
+
+def _encode(args: argparse.Namespace) -> int:
+    enc = _encoding_of(args)
+    summary = datasets.encode_files(
+        args.inputs, encoding=enc, output=args.output, field=args.field, lines=args.lines, eot=args.eot,
+        workers=args.workers, format=args.format, skip_bad=args.skip_bad, progress=not args.quiet)
+    _say(summary.describe(), args)
+    return 0
+
+
+def _count(args: argparse.Namespace) -> int:
+    enc = _encoding_of(args)
+    summary = datasets.count_files(
+        args.inputs, encoding=enc, field=args.field, lines=args.lines, workers=args.workers,
+        skip_bad=args.skip_bad, progress=not args.quiet)
+    rows = [[str(s.path), f"{s.documents:,}", f"{s.bytes:,}", f"{s.tokens:,}", f"{s.bytes_per_token:.3f}",
+             f"{s.skipped:,}"] for s in summary.files]
+    rows.append(["total", f"{summary.documents:,}", f"{summary.bytes:,}", f"{summary.tokens:,}",
+                 f"{summary.bytes_per_token:.3f}", f"{summary.skipped:,}"])
+    print(_table(["file", "documents", "bytes", "tokens", "bytes/token", "skipped"], rows))
+    return 0
+
+
+def _decode(args: argparse.Namespace) -> int:
+    enc = _encoding_of(args)
+    tokens = _load_tokens(Path(args.tokens), args.dtype or token_dtype(enc.max_token_value).name)
+    out = sys.stdout.buffer
+    if args.doc is None:
+        spans: Iterator[tuple[int, int]] = iter([(0, len(tokens))])
+    else:
+        offsets_path = Path(args.offsets) if args.offsets else _offsets_path_for(Path(args.tokens))
+        if not offsets_path.is_file():
+            raise CommandError(f"no offsets file {offsets_path} (give it with --offsets)")
+        offsets = np.load(offsets_path, mmap_mode="r")
+        n_docs = len(offsets) - 1
+        if not -n_docs <= args.doc < n_docs:
+            raise CommandError(f"--doc {args.doc} is out of range: {offsets_path} has {n_docs} documents")
+        doc = args.doc % n_docs
+        spans = iter([(int(offsets[doc]), int(offsets[doc + 1]))])
+    for start, end in spans:
+        # In chunks, as bytes: a chunk may end inside a multi-byte character, and bytes join exactly.
+        for chunk_start in range(start, end, DECODE_CHUNK_TOKENS):
+            ids = tokens[chunk_start:min(end, chunk_start + DECODE_CHUNK_TOKENS)].tolist()
+            out.write(enc.decode_bytes(ids))
+    out.flush()
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    import bytebpe
+
+    if not hasattr(bytebpe, "train"):
+        raise CommandError("this build of bytebpe has no trainer (bytebpe.train); install a version with one")
+    files = find_input_files(args.inputs)
+    special_tokens = _parse_special_tokens(args.special)
+    output = Path(args.output)
+    skipped: list[BadDocumentError] = []
+
+    def texts() -> Iterator[str]:
+        for file in files:
+            for text, _line in file.documents(field=args.field, lines=args.lines, skip_bad=args.skip_bad,
+                                              on_skip=skipped.append):
+                yield text
+
+    enc = bytebpe.train(texts(), args.vocab_size, pattern=args.pattern, special_tokens=special_tokens,
+                        min_frequency=args.min_frequency, max_token_length=args.max_token_length,
+                        name=args.name, progress=not args.quiet)
+    # Saved under a temporary name in the same folder, then renamed: never a half-written tokenizer file.
+    output.parent.mkdir(parents=True, exist_ok=True)
+    # (ending in the output's own suffix, in case save() picks the file format by it)
+    fd, temp = create_temporary_file(output, suffix=".partial" + output.suffix)
+    os.close(fd)
+    try:
+        enc.save(temp)
+        os.replace(temp, output)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+    _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids; wrote {output}"
+         + (f"; skipped {len(skipped):,} bad documents" if skipped else ""), args)
+    return 0
+
+
+def _download(args: argparse.Namespace) -> int:
+    names = registry.list_encoding_names() if args.all else args.names
+    if not names:
+        raise CommandError("name at least one encoding, or --all")
+    for name in names:
+        spec = registry.encoding_spec(name)     # unknown names fail before anything is fetched
+        for file in spec.files:
+            # The local places come first (BYTEBPE_DATA_DIR, our cache, tiktoken's); only a missing file is
+            # downloaded, checked against its pinned sha256, and saved in our cache.
+            before = registry.cache_dir() / file.filename
+            existed = before.is_file()
+            path = registry.resolve_vocabulary_file(file)
+            how = "downloaded to" if not existed and path == before else "found at"
+            if not args.quiet:
+                print(f"{name}: {file.filename} {how} {path}")
+        registry.get_encoding(name)             # and it loads
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from . import compare
+
+    tiktoken = compare.import_tiktoken()
+    files = find_input_files(args.inputs)
+    workers = args.workers or batching.pool_size()
+    failed = False
+    for name in args.encoding:
+        enc = registry.get_encoding(name)
+        reference = tiktoken.get_encoding(name)
+        result = compare.verify_files(files, enc, reference, workers=workers, field=args.field, lines=args.lines,
+                                      skip_bad=args.skip_bad)
+        if result.mismatch is not None:
+            print(f"{name}: {result.mismatch.describe()}")
+            failed = True
+        else:
+            print(f"{name}: {result.documents:,} documents, {result.tokens:,} tokens: identical to tiktoken"
+                  + (f" ({result.skipped:,} bad documents skipped)" if result.skipped else ""))
+    return EXIT_FAILED if failed else 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from . import compare
+
+    enc = _encoding_of(args)
+    try:
+        reference = compare.import_tiktoken().get_encoding(enc.name)
+        why_not = ""
+    except (ImportError, ValueError, KeyError, OSError) as error:
+        # tiktoken absent, an encoding it does not know, or its files unreachable: bytebpe's columns only.
+        reference, why_not = None, f" (no tiktoken columns: {error})"
+    workers = args.workers or batching.pool_size()
+    rows = []
+    for file in find_input_files(args.inputs):
+        texts = [text for text, _line in file.documents(field=args.field, lines=args.lines)]
+        row = compare.bench_file(str(file.path), texts, enc, reference, workers=workers, repeat=args.repeat)
+        if row.identical is False:
+            raise CommandError(f"{file.path}: bytebpe and tiktoken ids differ; run `bytebpe verify` to see where")
+        rows.append(row)
+
+    def ratio(a: float, b: float | None) -> str:
+        return f"{a / b:.2f}×" if b else "—"
+
+    def rate(value: float | None) -> str:
+        return f"{value:.1f}" if value is not None else "—"
+
+    print(f"{enc.name}, {workers} worker(s), best of {args.repeat}; MB/s of UTF-8 text"
+          + why_not)
+    print(_table(
+        ["file", "docs", "MB", "bytebpe batch", "tiktoken batch", "ratio", "bytebpe loop", "tiktoken loop", "ratio"],
+        [[r.name, f"{r.documents:,}", f"{r.megabytes:.2f}", rate(r.bytebpe_batch), rate(r.tiktoken_batch),
+          ratio(r.bytebpe_batch, r.tiktoken_batch), rate(r.bytebpe_loop), rate(r.tiktoken_loop),
+          ratio(r.bytebpe_loop, r.tiktoken_loop)] for r in rows]))
+    return 0
+
+
+# ==== helpers =====================================================================================
+
+
+def _encoding_of(args: argparse.Namespace) -> Encoding:
+    """The encoding named by --encoding, or loaded from --tokenizer (a file written by `bytebpe train`)."""
+    if args.tokenizer:
+        import bytebpe
+
+        if not Path(args.tokenizer).is_file():
+            raise CommandError(f"tokenizer file not found: {args.tokenizer}")
+        if not hasattr(bytebpe, "load"):
+            raise CommandError("this build of bytebpe cannot load tokenizer files (no bytebpe.load)")
+        return bytebpe.load(args.tokenizer)
+    return registry.get_encoding(args.encoding)
+
+
+def _parse_special_tokens(specs: list[str] | None) -> list[str] | dict[str, int] | None:
+    """--special TOKEN (ids after the merges) or --special TOKEN=ID (all of them then need an id)."""
+    if not specs:
+        return None
+    with_ids = [spec.rpartition("=") for spec in specs]
+    if all(sep and token_id.isdigit() for _, sep, token_id in with_ids):
+        return {token: int(token_id) for token, _, token_id in with_ids}
+    if any(sep and token_id.isdigit() for _, sep, token_id in with_ids):
+        raise CommandError("give every --special an id (TOKEN=ID) or none of them")
+    return list(specs)
+
+
+def _load_tokens(path: Path, dtype: str) -> np.ndarray:
+    if not path.is_file():
+        raise CommandError(f"tokens file not found: {path}")
+    if path.suffix == ".npy":
+        tokens = np.load(path, mmap_mode="r")
+        if tokens.ndim != 1 or tokens.dtype.kind != "u":
+            raise CommandError(f"{path} is not a 1-D array of token ids ({tokens.dtype}, shape {tokens.shape})")
+        return tokens
+    return np.memmap(path, dtype=np.dtype(dtype), mode="r")
+
+
+def _offsets_path_for(tokens: Path) -> Path:
+    name = tokens.name
+    for suffix in (".tokens.npy", ".bin"):
+        if name.endswith(suffix):
+            return tokens.with_name(name[: -len(suffix)] + ".offsets.npy")
+    return tokens.with_name(tokens.stem + ".offsets.npy")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+             for row in [header, *rows]]
+    return "\n".join(lines)
+
+
+def _say(text: str, args: argparse.Namespace) -> None:
+    """The closing summary: on stderr, like the progress bar, so stdout stays clean for piping."""
+    if not getattr(args, "quiet", False):
+        print(text, file=sys.stderr)
+
+
+def _input_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("inputs", nargs="+", metavar="INPUT",
+                        help=".txt, .jsonl or .parquet files (optionally .gz), or folders of them")
+    parser.add_argument("--field", default="text", help="JSONL field / Parquet column of the text (default: text)")
+    parser.add_argument("--lines", action="store_true", help=".txt files: each line is a document")
+    parser.add_argument("--skip-bad", action="store_true",
+                        help="skip (and count) bad documents instead of stopping at the first")
+
+
+def _encoding_arguments(parser: argparse.ArgumentParser, default: str | None = "cl100k_base") -> None:
+    parser.add_argument("--encoding", default=default, help=f"encoding name (default: {default})")
+    parser.add_argument("--tokenizer", metavar="FILE", help="a tokenizer file from `bytebpe train` instead")
+
+
+def _workers_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", type=_positive_int, default=None,
+                        help="threads encoding documents (default: one per usable core)")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bytebpe", description="Byte-level BPE with tiktoken's ids.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    encode = commands.add_parser("encode", help="encode datasets into PREFIX.tokens.npy + PREFIX.offsets.npy")
+    _input_arguments(encode)
+    _encoding_arguments(encode, default=None)
+    encode.add_argument("--output", "-o", required=True, metavar="PREFIX",
+                        help="writes PREFIX.tokens.npy (or PREFIX.bin) and PREFIX.offsets.npy")
+    encode.add_argument("--eot", action="store_true", help="end every document with the end-of-text id")
+    encode.add_argument("--format", choices=["npy", "bin"], default="npy",
+                        help="npy (default) or bin: nanoGPT-style raw PREFIX.bin")
+    _workers_argument(encode)
+    encode.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    encode.set_defaults(run=_encode)
+
+    count = commands.add_parser("count", help="documents, bytes, tokens and bytes/token per file")
+    _input_arguments(count)
+    _encoding_arguments(count)
+    _workers_argument(count)
+    count.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    count.set_defaults(run=_count)
+
+    decode = commands.add_parser("decode", help="write the text of a tokens file (or of one document) to stdout")
+    decode.add_argument("tokens", metavar="TOKENS", help="PREFIX.tokens.npy or PREFIX.bin")
+    _encoding_arguments(decode)
+    decode.add_argument("--doc", type=int, default=None, metavar="N", help="only document N (from 0; -1 = last)")
+    decode.add_argument("--offsets", metavar="FILE", help="default: PREFIX.offsets.npy beside TOKENS")
+    decode.add_argument("--dtype", choices=["uint16", "uint32"],
+                        help=".bin files: the id type (default: uint16 when the vocabulary fits, else uint32)")
+    decode.set_defaults(run=_decode)
+
+    train = commands.add_parser("train", help="learn a vocabulary from text files and save it")
+    _input_arguments(train)
+    train.add_argument("--vocab-size", type=_positive_int, required=True)
+    train.add_argument("--output", "-o", required=True, metavar="FILE", help="the tokenizer file to write")
+    train.add_argument("--pattern", default="cl100k_base", help="a known pattern's name or a regex")
+    train.add_argument("--special", action="append", metavar="TOKEN[=ID]", help="a special token (repeat)")
+    train.add_argument("--min-frequency", type=_positive_int, default=1)
+    train.add_argument("--max-token-length", type=_positive_int, default=None)
+    train.add_argument("--name", default=None, help="the encoding's name")
+    train.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    train.set_defaults(run=_train)
+
+    download = commands.add_parser("download", help="fetch vocabularies into the cache for offline use")
+    download.add_argument("names", nargs="*", metavar="NAME", help="encoding names")
+    download.add_argument("--all", action="store_true", help="every known encoding")
+    download.add_argument("--quiet", "-q", action="store_true")
+    download.set_defaults(run=_download)
+
+    verify = commands.add_parser("verify", help="check bytebpe's ids equal tiktoken's on your files")
+    _input_arguments(verify)
+    verify.add_argument("--against", choices=["tiktoken"], default="tiktoken")
+    verify.add_argument("--encoding", action="append", default=None,
+                        help="encoding name; repeat for several (default: cl100k_base)")
+    _workers_argument(verify)
+    verify.set_defaults(run=_verify)
+
+    bench = commands.add_parser("bench", help="bytebpe vs tiktoken throughput on your files")
+    _input_arguments(bench)
+    _encoding_arguments(bench)
+    _workers_argument(bench)
+    bench.add_argument("--repeat", type=_positive_int, default=3, help="timed runs; the best counts")
+    bench.set_defaults(run=_bench)
+
+    return parser

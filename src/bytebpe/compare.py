@@ -1,0 +1,140 @@
+"""bytebpe next to tiktoken on a user's own files: exactness (`verify`) and a compact speed table (`bench`).
+
+tiktoken is never a dependency: these functions import it when called and say how to install it if absent.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .datasets import iter_batches
+from .encoding import Encoding
+from .readers import BadDocumentError, InputFile
+
+__all__ = [
+    "BenchRow",
+    "Mismatch",
+    "bench_file",
+    "first_difference",
+    "import_tiktoken",
+    "verify_files",
+]
+
+
+def import_tiktoken() -> Any:
+    try:
+        import tiktoken
+    except ImportError:
+        raise ImportError("comparing with tiktoken needs it installed: pip install tiktoken") from None
+    return tiktoken
+
+
+def first_difference(ours: Sequence[int], theirs: Sequence[int]) -> int | None:
+    """The first position where two id sequences differ (the shorter length if one is a prefix); else None.
+
+    >>> first_difference([1, 2, 3], [1, 2, 4]), first_difference([1, 2], [1, 2, 3]), first_difference([1], [1])
+    (2, 2, None)
+    """
+    for position, (a, b) in enumerate(zip(ours, theirs)):
+        if a != b:
+            return position
+    return None if len(ours) == len(theirs) else min(len(ours), len(theirs))
+
+
+@dataclass
+class Mismatch:
+    """The first document where bytebpe and the reference disagree."""
+
+    path: str
+    line: int
+    position: int           # first differing token index
+    ours: list[int]         # a few ids from `position - 3` on, each side
+    theirs: list[int]
+    text: str               # the document's text around the difference (a short excerpt)
+
+    def describe(self) -> str:
+        return (f"MISMATCH in {self.path}:{self.line} at token {self.position}\n"
+                f"  bytebpe:  {self.ours}\n  tiktoken: {self.theirs}\n  text near there: {self.text!r}")
+
+
+@dataclass
+class VerifyResult:
+    documents: int = 0
+    tokens: int = 0
+    skipped: int = 0
+    mismatch: Mismatch | None = None
+
+
+def verify_files(
+    files: Sequence[InputFile],
+    enc: Encoding,
+    reference: Any,
+    *,
+    workers: int,
+    **read_options: Any,
+) -> VerifyResult:
+    """Encode every document with `enc` and with `reference` (a tiktoken Encoding); stop at the first difference."""
+    result = VerifyResult()
+
+    def on_skip(error: BadDocumentError) -> None:
+        result.skipped += 1
+
+    for texts, where in iter_batches(files, on_skip=on_skip, **read_options):
+        ours = enc.encode_ordinary_batch(texts, num_threads=workers)
+        theirs = reference.encode_ordinary_batch(texts, num_threads=workers)
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            position = first_difference(a, b)
+            if position is not None:
+                file_index, line = where[i]
+                start = max(0, position - 3)
+                # Where in the text: decode our ids up to the difference (an approximation for display only).
+                char = len(enc.decode(a[:position]))
+                result.mismatch = Mismatch(str(files[file_index].path), line, position, a[start:position + 4],
+                                           b[start:position + 4], texts[i][max(0, char - 40):char + 40])
+                return result
+            result.documents += 1
+            result.tokens += len(a)
+    return result
+
+
+@dataclass
+class BenchRow:
+    """Throughputs on one file's documents, MB = 10**6 UTF-8 bytes; tiktoken figures None when not installed."""
+
+    name: str
+    documents: int
+    megabytes: float
+    tokens: int
+    bytebpe_batch: float
+    bytebpe_loop: float
+    tiktoken_batch: float | None = None
+    tiktoken_loop: float | None = None
+    identical: bool | None = None
+
+
+def bench_file(name: str, texts: list[str], enc: Encoding, reference: Any | None, *,
+               workers: int, repeat: int) -> BenchRow:
+    """Best-of-`repeat` throughput of batch and loop encoding, bytebpe and (if given) tiktoken, taking turns."""
+    megabytes = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts) / 1e6
+    ours = enc.encode_ordinary_batch(texts, num_threads=workers)
+    row = BenchRow(name, len(texts), megabytes, sum(map(len, ours)), 0.0, 0.0)
+    if reference is not None:
+        row.identical = reference.encode_ordinary_batch(texts, num_threads=workers) == ours
+    jobs: dict[str, Callable[[], object]] = {
+        "bytebpe_batch": lambda: enc.encode_ordinary_batch(texts, num_threads=workers),
+        "bytebpe_loop": lambda: [enc.encode_ordinary(text) for text in texts],
+    }
+    if reference is not None:
+        jobs["tiktoken_batch"] = lambda: reference.encode_ordinary_batch(texts, num_threads=workers)
+        jobs["tiktoken_loop"] = lambda: [reference.encode_ordinary(text) for text in texts]
+    best = {key: float("inf") for key in jobs}
+    for _ in range(repeat):
+        for key, job in jobs.items():   # taking turns, so that load from other processes hits all alike
+            start = time.perf_counter()
+            job()
+            best[key] = min(best[key], time.perf_counter() - start)
+    for key, seconds in best.items():
+        setattr(row, key, megabytes / seconds if seconds > 0 else float("inf"))
+    return row

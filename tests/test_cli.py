@@ -1,0 +1,307 @@
+"""The `bytebpe` command: every subcommand, run as `python -m bytebpe` in a subprocess and through the console
+entry point in-process; exit statuses, error messages naming file and line, Ctrl-C leaving nothing behind."""
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bytebpe
+from bytebpe import cli, compare, registry
+
+
+def run(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "bytebpe", *args], capture_output=True, env=env, timeout=timeout)
+
+
+def first_lines(source: Path, target: Path, n: int) -> Path:
+    with open(source, "rb") as file:
+        target.write_bytes(b"".join(line for _, line in zip(range(n), file)))
+    return target
+
+
+def texts_of(path: Path) -> list[str]:
+    return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def small_jsonl(corpus_dir, tmp_path_factory) -> Path:
+    """The first 40 documents of docs_code.jsonl (the CLI tests are about plumbing; exactness at scale is
+    test_datasets.py's)."""
+    return first_lines(corpus_dir / "docs_code.jsonl", tmp_path_factory.mktemp("cli") / "small.jsonl", 40)
+
+
+def test_the_console_script_is_declared_and_is_cli_main():
+    (entry_point,) = importlib.metadata.entry_points(group="console_scripts", name="bytebpe")
+    assert entry_point.load() is cli.main
+
+
+@pytest.mark.parametrize("command", ["count", "decode", "download", "verify", "bench"])
+def test_every_subcommand_runs_as_python_m_and_through_the_entry_point_alike(
+        command, tmp_path, small_jsonl, tiktoken_cache, monkeypatch, capsysbinary):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "o"), "-q"]) == 0
+    args = {
+        "count": ["count", str(small_jsonl), "--encoding", "gpt2", "-q"],
+        "decode": ["decode", str(tmp_path / "o.tokens.npy"), "--encoding", "gpt2", "--doc", "2"],
+        "download": ["download", "gpt2", "cl100k_base"],
+        "verify": ["verify", "--against", "tiktoken", str(small_jsonl), "--encoding", "gpt2"],
+        "bench": ["bench", str(small_jsonl), "--encoding", "gpt2", "--repeat", "1"],
+    }[command]
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tiktoken_cache))
+    in_process = cli.main(args)
+    captured = capsysbinary.readouterr()
+    result = run(*args)
+    assert (in_process, result.returncode) == (0, 0), result.stderr.decode()
+    assert captured.out.strip() and result.stdout.strip()
+    if command != "bench":      # everything but timings is the same both ways
+        assert (captured.out, captured.err) == (result.stdout, result.stderr)
+
+
+# ==== encode ======================================================================================
+
+
+def test_encode_via_python_m_writes_tiktokens_ids_and_a_summary(tmp_path, small_jsonl, tiktoken_encoding):
+    result = run("encode", str(small_jsonl), "--encoding", "gpt2", "--output", str(tmp_path / "o"), "--eot")
+    assert result.returncode == 0, result.stderr.decode()
+    reference = tiktoken_encoding("gpt2")
+    expected = [reference.encode_ordinary(text) + [50256] for text in texts_of(small_jsonl)]
+    tokens = np.load(tmp_path / "o.tokens.npy", mmap_mode="r")
+    offsets = np.load(tmp_path / "o.offsets.npy", mmap_mode="r")
+    assert tokens.dtype == np.uint16
+    assert [tokens[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)] == expected
+    stderr = result.stderr.decode()
+    assert "40 documents" in stderr and f"{sum(map(len, expected)):,} tokens" in stderr
+    assert "bytes/token" in stderr and "B/s" in stderr     # the summary, and the progress bar's rate
+    assert result.stdout == b""
+
+
+def test_encode_in_process_with_quiet_prints_nothing(tmp_path, small_jsonl, capsys):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "cl100k_base", "-o", str(tmp_path / "o"),
+                     "--format", "bin", "--workers", "2", "--quiet"]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.bin", "o.offsets.npy"]
+
+
+def test_a_malformed_line_exits_1_naming_file_and_line_and_leaves_no_output(tmp_path, small_jsonl):
+    bad = tmp_path / "bad.jsonl"
+    lines = small_jsonl.read_bytes().splitlines(keepends=True)
+    bad.write_bytes(b"".join(lines[:7]) + b'{"text": "unterminated\n' + b"".join(lines[7:]))
+    (tmp_path / "out").mkdir()
+    result = run("encode", str(bad), "--encoding", "gpt2", "-o", str(tmp_path / "out" / "o"))
+    assert result.returncode == 1
+    assert f"{bad}:8: not valid JSON" in result.stderr.decode()
+    assert "Traceback" not in result.stderr.decode()
+    assert list((tmp_path / "out").iterdir()) == []
+    skipped = run("encode", str(bad), "--encoding", "gpt2", "-o", str(tmp_path / "out" / "o"), "--skip-bad")
+    assert skipped.returncode == 0 and "skipped 1 bad documents" in skipped.stderr.decode()
+    assert f"{bad}:8" in skipped.stderr.decode()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["encode", "missing.jsonl", "--encoding", "gpt2", "-o", "o"], "input not found: missing.jsonl"),
+    (["encode", "{small}", "--encoding", "gpt5", "-o", "o"], "Unknown encoding 'gpt5'"),
+    (["count", "{small}", "--tokenizer", "missing.json"], "tokenizer file not found"),
+    (["decode", "missing.npy", "--encoding", "gpt2"], "tokens file not found"),
+    (["download", "gpt5"], "Unknown encoding 'gpt5'"),
+])
+def test_errors_exit_1_with_one_line_and_no_traceback(tmp_path, small_jsonl, capsys, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([arg.replace("{small}", str(small_jsonl)) for arg in args]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_usage_errors_exit_2(small_jsonl):
+    assert run("encode", str(small_jsonl), "-o", "o").returncode == 2           # neither --encoding nor --tokenizer
+    assert run("encode", str(small_jsonl), "--encoding", "gpt2").returncode == 2  # no --output
+    assert run("encode", str(small_jsonl), "--encoding", "gpt2", "-o", "o", "--workers", "0").returncode == 2
+    assert run("frobnicate").returncode == 2
+
+
+def test_ctrl_c_stops_with_status_130_and_removes_the_temporary_files(tmp_path, corpus_dir):
+    # ~84 MB on one worker: many batches, so the run is still going when the signal comes.
+    big = tmp_path / "big.jsonl"
+    big.write_bytes((corpus_dir / "docs_english.jsonl").read_bytes() * 16)
+    out = tmp_path / "out"
+    out.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bytebpe", "encode", str(big), "--encoding", "cl100k_base", "-o", str(out / "o"),
+         "--workers", "1", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        # Signal once the first batch's ids are written, i.e. in the middle of the run.
+        while sum(p.stat().st_size for p in out.iterdir() if p.name.endswith(".partial")) < 1_000_000:
+            assert process.poll() is None, "the run ended before it could be interrupted"
+            assert time.monotonic() < deadline, "no temporary output grew"
+            time.sleep(0.002)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr.decode()
+    assert "interrupted" in stderr.decode() and "Traceback" not in stderr.decode()
+    assert list(out.iterdir()) == []
+
+
+# ==== count, decode ===============================================================================
+
+
+def test_count_prints_per_file_and_total_tokens_equal_to_tiktoken(small_jsonl, tmp_path, capsys,
+                                                                   tiktoken_encoding):
+    (tmp_path / "one.txt").write_text("just one document")
+    assert cli.main(["count", str(small_jsonl), str(tmp_path / "one.txt"), "--encoding", "gpt2", "-q"]) == 0
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[1:]}
+    reference = tiktoken_encoding("gpt2")
+    small_tokens = sum(len(reference.encode_ordinary(t)) for t in texts_of(small_jsonl))
+    one_tokens = len(reference.encode_ordinary("just one document"))
+    assert rows[str(small_jsonl)][:1] + rows[str(small_jsonl)][2:3] == ["40", f"{small_tokens:,}"]
+    assert rows["total"][:3] == ["41", f"{sum(len(t.encode()) for t in texts_of(small_jsonl)) + 17:,}",
+                                 f"{small_tokens + one_tokens:,}"]
+
+
+def test_decode_gives_back_one_document_or_everything_exactly(tmp_path, small_jsonl):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "o"), "--eot",
+                     "-q", "--format", "bin"]) == 0
+    texts = texts_of(small_jsonl)
+    one = run("decode", str(tmp_path / "o.bin"), "--encoding", "gpt2", "--doc", "3")
+    assert one.returncode == 0 and one.stdout.decode() == texts[3] + "<|endoftext|>"
+    last = run("decode", str(tmp_path / "o.bin"), "--encoding", "gpt2", "--doc", "-1")
+    assert last.stdout.decode() == texts[-1] + "<|endoftext|>"
+    everything = run("decode", str(tmp_path / "o.bin"), "--encoding", "gpt2")
+    assert everything.stdout.decode() == "".join(text + "<|endoftext|>" for text in texts)
+    out_of_range = run("decode", str(tmp_path / "o.bin"), "--encoding", "gpt2", "--doc", "40")
+    assert out_of_range.returncode == 1 and b"has 40 documents" in out_of_range.stderr
+
+
+def test_decode_into_a_closed_pipe_stops_quietly(tmp_path, corpus_dir):
+    # ~3 MB of text: far more than a pipe holds, so the writer is still writing when the reader hangs up.
+    assert cli.main(["encode", str(corpus_dir / "docs_code.jsonl"), "--encoding", "gpt2", "-o",
+                     str(tmp_path / "o"), "-q"]) == 0
+    process = subprocess.Popen([sys.executable, "-m", "bytebpe", "decode", str(tmp_path / "o.tokens.npy"),
+                                "--encoding", "gpt2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert len(process.stdout.read(10)) == 10     # like `| head -c 10`: read a little, then hang up
+    process.stdout.close()
+    stderr = process.stderr.read()
+    assert process.wait(timeout=60) == 141
+    assert stderr == b""
+
+
+# ==== download ====================================================================================
+
+
+@pytest.fixture
+def offline_registry(tmp_path, monkeypatch, data_dir):
+    """No local vocabularies, an empty cache, and 'downloads' served from the real files."""
+    monkeypatch.setenv("BYTEBPE_DATA_DIR", str(tmp_path / "nothing"))
+    monkeypatch.setenv("BYTEBPE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    for cache in ("_encodings", "_ranks_by_files", "_sha256_by_file_state"):
+        monkeypatch.setattr(registry, cache, {})
+    fetched = []
+
+    def serve(url):
+        fetched.append(url)
+        return (data_dir / url.rsplit("/", 1)[-1]).read_bytes()
+
+    monkeypatch.setattr(registry, "_download", serve)
+    return tmp_path / "cache", fetched
+
+
+def test_download_fills_the_cache_once_and_then_finds_it_there(offline_registry, capsys):
+    cache, fetched = offline_registry
+    assert cli.main(["download", "gpt2"]) == 0
+    assert sorted(p.name for p in cache.iterdir()) == ["encoder.json", "vocab.bpe"]
+    assert capsys.readouterr().out.count("downloaded to") == 2 and len(fetched) == 2
+    assert cli.main(["download", "gpt2", "r50k_base"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("found at") == 2 and out.count("downloaded to") == 1 and len(fetched) == 3
+    assert "r50k_base.tiktoken downloaded to" in out
+
+
+def test_download_of_a_damaged_file_fails_and_saves_nothing(offline_registry, monkeypatch, capsys):
+    cache, _ = offline_registry
+    monkeypatch.setattr(registry, "_download", lambda url: b"not the vocabulary")
+    assert cli.main(["download", "cl100k_base"]) == 1
+    assert "sha256 mismatch" in capsys.readouterr().err
+    assert not cache.exists() or list(cache.iterdir()) == []
+
+
+# ==== verify, bench ===============================================================================
+
+
+def test_verify_passes_on_real_data_for_several_encodings(small_jsonl, tiktoken_cache):
+    result = run("verify", "--against", "tiktoken", str(small_jsonl), "--encoding", "gpt2", "--encoding",
+                 "o200k_base", env_extra={"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)})
+    assert result.returncode == 0, result.stderr.decode()
+    out = result.stdout.decode()
+    assert "gpt2: 40 documents" in out and "o200k_base: 40 documents" in out and "identical" in out
+
+
+def test_verify_exits_1_and_shows_the_first_differing_document_and_position(
+        small_jsonl, tiktoken_encoding, monkeypatch, capsys):
+    texts = texts_of(small_jsonl)
+    real = tiktoken_encoding("cl100k_base")
+
+    class AlteredReference:
+        """tiktoken, but one token of document 6 (line 6) differs."""
+
+        def encode_ordinary_batch(self, batch, num_threads=8):
+            ids = real.encode_ordinary_batch(batch, num_threads=num_threads)
+            return [doc[:10] + [doc[10] + 1] + doc[11:] if text == texts[5] else doc
+                    for text, doc in zip(batch, ids)]
+
+    monkeypatch.setattr(compare, "import_tiktoken",
+                        lambda: type("tiktoken", (), {"get_encoding": staticmethod(lambda name: AlteredReference())}))
+    assert cli.main(["verify", "--against", "tiktoken", str(small_jsonl)]) == 1
+    out = capsys.readouterr().out
+    assert f"MISMATCH in {small_jsonl}:6 at token 10" in out
+
+
+def test_bench_prints_a_side_by_side_table(small_jsonl, tiktoken_cache):
+    result = run("bench", str(small_jsonl), "--encoding", "gpt2", "--repeat", "1",
+                 env_extra={"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)})
+    assert result.returncode == 0, result.stderr.decode()
+    header, row = result.stdout.decode().splitlines()[1:3]
+    assert "bytebpe batch" in header and "tiktoken batch" in header
+    assert row.startswith(str(small_jsonl)) and row.count("×") == 2
+
+
+# ==== train =======================================================================================
+
+
+def test_train_writes_a_tokenizer_that_encode_can_use(tmp_path, corpus_dir, capsys):
+    corpus = first_lines(corpus_dir / "train_1mb.txt", tmp_path / "corpus.txt", 2000)
+    args = ["train", str(corpus), "--vocab-size", "400", "-o", str(tmp_path / "tok" / "mine.json"), "-q",
+            "--special", "<|endoftext|>"]
+    if not hasattr(bytebpe, "train"):
+        # Until the trainer is merged: the command says so clearly and fails, writing nothing.
+        assert cli.main(args) == 1
+        assert "has no trainer" in capsys.readouterr().err
+        assert not (tmp_path / "tok").exists()
+        pytest.xfail("bytebpe.train does not exist in this build yet (the trainer is another branch)")
+    assert cli.main(args) == 0
+    saved = tmp_path / "tok" / "mine.json"
+    assert sorted(p.name for p in saved.parent.iterdir()) == ["mine.json"]
+    enc = bytebpe.load(saved)
+    text = corpus.read_text(encoding="utf-8")
+    # The command is the library call on the file's one document, saved and loaded back.
+    expected = bytebpe.train([text], 400, special_tokens=["<|endoftext|>"])
+    assert dict(enc.mergeable_ranks) == dict(expected.mergeable_ranks)
+    assert dict(enc.special_tokens) == dict(expected.special_tokens)
+    assert len(enc.mergeable_ranks) > 256
+    assert enc.decode(enc.encode_ordinary(text)) == text
+    # The trained tokenizer drives encode through --tokenizer.
+    assert cli.main(["encode", str(corpus), "--tokenizer", str(saved), "-o", str(tmp_path / "o"), "-q",
+                     "--eot"]) == 0
+    assert np.load(tmp_path / "o.tokens.npy").tolist() == enc.encode_ordinary(text) + [enc.eot_token]

@@ -1,0 +1,358 @@
+"""encode_files: every document's ids equal tiktoken's, in input order, for every input format and worker
+count; bad input is reported by file and line (or skipped and counted); a failed or interrupted run leaves
+no output file."""
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bytebpe
+from bytebpe import BadDocumentError, datasets, token_files
+from bytebpe.registry import UnknownEncodingError
+
+CORPORA = ["docs_english.jsonl", "docs_code.jsonl", "docs_multilingual.jsonl"]
+# Small batches, so that the test corpora make many batches and some batches span two files.
+SMALL_BATCH = 1 << 20
+
+
+def read_jsonl(path: Path) -> list[str]:
+    with open(path, encoding="utf-8") as file:
+        return [json.loads(line)["text"] for line in file if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def corpus_texts(corpus_dir) -> dict[str, list[str]]:
+    return {name: read_jsonl(corpus_dir / name) for name in CORPORA}
+
+
+@pytest.fixture(scope="module")
+def cl100k_reference(tiktoken_encoding, corpus_texts) -> list[list[int]]:
+    """tiktoken's ids of every document of the three corpora, in order."""
+    reference = tiktoken_encoding("cl100k_base")
+    return [reference.encode_ordinary(text) for name in CORPORA for text in corpus_texts[name]]
+
+
+def load_output(prefix: Path, format: str = "npy") -> tuple[np.ndarray, np.ndarray]:
+    tokens_path, offsets_path = datasets.output_paths(prefix, format)
+    offsets = np.load(offsets_path, mmap_mode="r")
+    if format == "npy":
+        return np.load(tokens_path, mmap_mode="r"), offsets
+    return np.memmap(tokens_path, dtype=np.uint32, mode="r"), offsets
+
+
+def assert_documents_equal(tokens: np.ndarray, offsets: np.ndarray, expected: list[list[int]]) -> None:
+    assert offsets.dtype == np.int64
+    assert len(offsets) == len(expected) + 1 and offsets[0] == 0 and offsets[-1] == len(tokens)
+    for i, ids in enumerate(expected):
+        got = tokens[offsets[i]:offsets[i + 1]].tolist()
+        assert got == ids, f"document {i} differs from tiktoken"
+
+
+def gzip_copy(source: Path, target: Path) -> Path:
+    with open(source, "rb") as src, gzip.open(target, "wb", compresslevel=1) as dst:
+        dst.write(src.read())
+    return target
+
+
+def parquet_copy(texts: list[str], target: Path) -> Path:
+    import pyarrow as pa     # in the `test` extra: a missing pyarrow fails here, it is never skipped
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"id": list(range(len(texts))), "text": texts}), target, row_group_size=200)
+    return target
+
+
+def no_files_but(folder: Path, *names: str) -> None:
+    assert sorted(p.name for p in folder.iterdir()) == sorted(names)
+
+
+# ==== exactness on the real corpora ================================================================
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("variant", ["jsonl", "jsonl.gz", "parquet"])
+def test_every_document_of_the_corpora_has_tiktokens_ids_in_input_order(
+        tmp_path, corpus_dir, corpus_texts, cl100k_reference, variant, workers):
+    if variant == "jsonl":
+        inputs = [corpus_dir / name for name in CORPORA]
+    elif variant == "jsonl.gz":
+        inputs = [gzip_copy(corpus_dir / name, tmp_path / f"{name}.gz") for name in CORPORA]
+    else:
+        inputs = [parquet_copy(corpus_texts[name], tmp_path / f"{name}.parquet") for name in CORPORA]
+    summary = bytebpe.encode_files(inputs, encoding="cl100k_base", output=tmp_path / "out" / "train",
+                                   workers=workers, batch_bytes=SMALL_BATCH)
+    tokens, offsets = load_output(tmp_path / "out" / "train")
+    assert tokens.dtype == np.uint32
+    assert_documents_equal(tokens, offsets, cl100k_reference)
+    assert summary.documents == len(cl100k_reference) and summary.tokens == len(tokens)
+    all_texts = [text for name in CORPORA for text in corpus_texts[name]]
+    assert summary.bytes == sum(len(text.encode("utf-8")) for text in all_texts)
+    assert [s.documents for s in summary.files] == [len(corpus_texts[name]) for name in CORPORA]
+    assert summary.outputs == list(datasets.output_paths(tmp_path / "out" / "train"))
+    no_files_but(tmp_path / "out", "train.tokens.npy", "train.offsets.npy")
+
+
+def test_a_vocabulary_below_65536_ids_gives_uint16_with_tiktokens_ids(tmp_path, corpus_dir, corpus_texts,
+                                                                      tiktoken_encoding):
+    reference = tiktoken_encoding("gpt2")
+    bytebpe.encode_files(corpus_dir / "docs_code.jsonl", encoding="gpt2", output=tmp_path / "code", workers=2)
+    tokens, offsets = load_output(tmp_path / "code")
+    assert tokens.dtype == np.uint16
+    assert_documents_equal(tokens, offsets, [reference.encode_ordinary(t) for t in corpus_texts["docs_code.jsonl"]])
+
+
+def test_eot_ends_every_document_inside_its_span_and_bin_is_nanogpts_raw_format(
+        tmp_path, corpus_dir, corpus_texts, cl100k_reference):
+    summary = bytebpe.encode_files([corpus_dir / name for name in CORPORA], encoding="cl100k_base",
+                                   output=tmp_path / "train", eot=True, format="bin", batch_bytes=SMALL_BATCH)
+    no_files_but(tmp_path, "train.bin", "train.offsets.npy")
+    tokens, offsets = load_output(tmp_path / "train", "bin")
+    assert_documents_equal(tokens, offsets, [ids + [100257] for ids in cl100k_reference])
+    assert summary.tokens == sum(map(len, cl100k_reference)) + len(cl100k_reference)
+
+
+def test_special_token_text_in_a_document_is_ordinary_text(tmp_path, tiktoken_encoding):
+    text = "a <|endoftext|> b <|fim_prefix|>"
+    (tmp_path / "d.jsonl").write_text(json.dumps({"text": text}) + "\n")
+    bytebpe.encode_files(tmp_path / "d.jsonl", encoding="cl100k_base", output=tmp_path / "o", eot=True)
+    tokens, _ = load_output(tmp_path / "o")
+    assert tokens.tolist() == tiktoken_encoding("cl100k_base").encode_ordinary(text) + [100257]
+
+
+def test_surrogates_escaped_in_json_are_repaired_as_tiktoken_repairs_them(tmp_path, tiktoken_encoding):
+    # JSON may escape a valid pair (one character) or a lone surrogate (not encodable as UTF-8).
+    (tmp_path / "d.jsonl").write_text('{"text": "smile \\ud83d\\ude00 lone \\ud800 end"}\n')
+    summary = bytebpe.encode_files(tmp_path / "d.jsonl", encoding="cl100k_base", output=tmp_path / "o")
+    text = json.loads((tmp_path / "d.jsonl").read_text())["text"]
+    assert "\ud800" in text
+    assert load_output(tmp_path / "o")[0].tolist() == tiktoken_encoding("cl100k_base").encode_ordinary(text)
+    assert summary.documents == 1
+
+
+def test_inputs_without_documents_give_empty_arrays_that_load(tmp_path):
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    summary = bytebpe.encode_files(tmp_path / "empty.jsonl", encoding="gpt2", output=tmp_path / "o")
+    tokens, offsets = load_output(tmp_path / "o")
+    assert (tokens.shape, tokens.dtype, offsets.tolist()) == ((0,), np.uint16, [0])
+    assert (summary.documents, summary.tokens, summary.bytes_per_token) == (0, 0, 0.0)
+
+
+# ==== input formats ================================================================================
+
+
+def test_txt_is_one_document_and_with_lines_one_per_line_keeping_empty_lines(tmp_path, tiktoken_encoding):
+    reference = tiktoken_encoding("cl100k_base")
+    content = "first line\r\nsecond  line\n\nlast line without newline"
+    (tmp_path / "a.txt").write_bytes(content.encode())
+    bytebpe.encode_files(tmp_path / "a.txt", encoding="cl100k_base", output=tmp_path / "whole")
+    assert_documents_equal(*load_output(tmp_path / "whole"), [reference.encode_ordinary(content)])
+    summary = bytebpe.encode_files(tmp_path / "a.txt", encoding="cl100k_base", output=tmp_path / "lines",
+                                   lines=True)
+    lines = ["first line", "second  line", "", "last line without newline"]
+    assert_documents_equal(*load_output(tmp_path / "lines"), [reference.encode_ordinary(t) for t in lines])
+    assert summary.documents == 4
+
+
+def test_a_folder_is_its_input_files_sorted_by_path_recursively(tmp_path, tiktoken_encoding):
+    reference = tiktoken_encoding("cl100k_base")
+    data = tmp_path / "data"
+    (data / "b").mkdir(parents=True)
+    (data / "a").mkdir()
+    (data / "b" / "2.txt").write_text("doc from b/2.txt")
+    with gzip.open(data / "a" / "z.jsonl.gz", "wt") as file:
+        file.write(json.dumps({"body": "doc one of a/z"}) + "\n" + json.dumps({"body": "doc two of a/z"}) + "\n")
+    (data / "c.txt").write_text("doc from c.txt")
+    (data / "README.md").write_text("not an input")
+    (data / "a" / "z.jsonl.gz").rename(data / "a" / "z.JSONL.gz")     # suffixes are case-insensitive
+    with pytest.raises(BadDocumentError, match="no field 'text'"):
+        bytebpe.encode_files(data, encoding="cl100k_base", output=tmp_path / "o")
+    # The .txt files ignore --field; the JSONL file needs it.
+    summary = bytebpe.encode_files(data, encoding="cl100k_base", output=tmp_path / "o", field="body")
+    expected = ["doc one of a/z", "doc two of a/z", "doc from b/2.txt", "doc from c.txt"]
+    assert_documents_equal(*load_output(tmp_path / "o"), [reference.encode_ordinary(t) for t in expected])
+    assert [s.path.name for s in summary.files] == ["z.JSONL.gz", "2.txt", "c.txt"]
+
+
+def test_blank_jsonl_lines_are_not_documents(tmp_path):
+    (tmp_path / "d.jsonl").write_text('{"text": "a"}\n\n   \n{"text": "b"}\n')
+    summary = bytebpe.encode_files(tmp_path / "d.jsonl", encoding="cl100k_base", output=tmp_path / "o")
+    assert summary.documents == 2 and summary.skipped == 0
+
+
+def test_an_empty_document_has_an_empty_span(tmp_path):
+    (tmp_path / "d.jsonl").write_text('{"text": ""}\n{"text": "hi"}\n{"text": ""}\n')
+    bytebpe.encode_files(tmp_path / "d.jsonl", encoding="cl100k_base", output=tmp_path / "o", eot=True)
+    tokens, offsets = load_output(tmp_path / "o")
+    assert offsets.tolist() == [0, 1, 3, 4] and tokens.tolist() == [100257, 6151, 100257, 100257]
+
+
+# ==== bad input ====================================================================================
+
+BAD_LINES = [
+    (b'{"text": "ok"\n', "not valid JSON"),
+    (b'{"other": "x"}\n', "no field 'text'"),
+    (b'{"text": 42}\n', "field 'text' is int, not a string"),
+    (b'{"text": null}\n', "field 'text' is NoneType, not a string"),
+    (b'["text"]\n', "expected a JSON object, got list"),
+    (b'{"text": "caf\xe9"}\n', "invalid UTF-8"),
+]
+
+
+@pytest.mark.parametrize(("bad_line", "reason"), BAD_LINES)
+def test_a_bad_jsonl_line_is_an_error_naming_file_and_line_and_no_output_remains(tmp_path, bad_line, reason):
+    path = tmp_path / "in" / "d.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(b'{"text": "good"}\n' * 3 + bad_line + b'{"text": "good"}\n')
+    (tmp_path / "out").mkdir()
+    with pytest.raises(BadDocumentError, match="in/d.jsonl:4: " + reason) as raised:
+        bytebpe.encode_files(path, encoding="cl100k_base", output=tmp_path / "out" / "o")
+    assert (raised.value.line, raised.value.path) == (4, str(path))
+    no_files_but(tmp_path / "out")
+
+
+def test_skip_bad_skips_and_counts_every_bad_document_and_keeps_the_good_ones(tmp_path, tiktoken_encoding):
+    reference = tiktoken_encoding("cl100k_base")
+    lines, good = [], []
+    for i, (bad_line, _) in enumerate(BAD_LINES):
+        good.append(f"good document {i}")
+        lines.append(json.dumps({"text": good[-1]}).encode() + b"\n")
+        lines.append(bad_line)
+    (tmp_path / "d.jsonl").write_bytes(b"".join(lines))
+    summary = bytebpe.encode_files(tmp_path / "d.jsonl", encoding="cl100k_base", output=tmp_path / "o",
+                                   skip_bad=True)
+    assert summary.skipped == len(BAD_LINES) == summary.files[0].skipped
+    assert [example.split(": ")[0] for example in summary.skipped_examples] == [
+        f"{tmp_path / 'd.jsonl'}:{2 * i + 2}" for i in range(len(BAD_LINES))]
+    assert "skipped 6 bad documents" in summary.describe()
+    assert_documents_equal(*load_output(tmp_path / "o"), [reference.encode_ordinary(t) for t in good])
+
+
+def test_invalid_utf8_in_a_txt_file_names_the_line_it_is_on(tmp_path):
+    (tmp_path / "a.txt").write_bytes(b"line one\nline two\nline \xff three\n")
+    with pytest.raises(BadDocumentError, match=r"a\.txt:3: invalid UTF-8 \(byte 0xff\)"):
+        bytebpe.encode_files(tmp_path / "a.txt", encoding="cl100k_base", output=tmp_path / "o")
+    no_files_but(tmp_path, "a.txt")
+
+
+def test_a_parquet_null_is_a_bad_row_and_a_missing_column_an_error(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"text": ["a", None, "c"]}), tmp_path / "d.parquet")
+    with pytest.raises(BadDocumentError, match="d.parquet: row 2: column 'text' is null"):
+        bytebpe.encode_files(tmp_path / "d.parquet", encoding="cl100k_base", output=tmp_path / "o")
+    summary = bytebpe.encode_files(tmp_path / "d.parquet", encoding="cl100k_base", output=tmp_path / "o",
+                                   skip_bad=True)
+    assert (summary.documents, summary.skipped) == (2, 1)
+    with pytest.raises(BadDocumentError, match="no column 'body'"):
+        bytebpe.encode_files(tmp_path / "d.parquet", encoding="cl100k_base", output=tmp_path / "p", field="body")
+
+
+def test_a_truncated_gzip_file_is_an_error_naming_the_file(tmp_path, corpus_dir):
+    whole = gzip_copy(corpus_dir / "docs_code.jsonl", tmp_path / "whole.jsonl.gz").read_bytes()
+    (tmp_path / "cut.jsonl.gz").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(BadDocumentError, match="cut.jsonl.gz: cannot read the file after line"):
+        bytebpe.encode_files(tmp_path / "cut.jsonl.gz", encoding="cl100k_base", output=tmp_path / "out" / "o",
+                             skip_bad=True)
+    no_files_but(tmp_path / "out")
+
+
+def test_a_missing_input_or_unknown_encoding_fails_before_any_output_is_created(tmp_path):
+    (tmp_path / "ok.jsonl").write_text('{"text": "a"}\n')
+    out = tmp_path / "out"
+    with pytest.raises(FileNotFoundError, match="missing.jsonl"):
+        bytebpe.encode_files([tmp_path / "ok.jsonl", tmp_path / "missing.jsonl"], encoding="cl100k_base",
+                             output=out / "o")
+    with pytest.raises(UnknownEncodingError, match="no_such_encoding"):
+        bytebpe.encode_files(tmp_path / "ok.jsonl", encoding="no_such_encoding", output=out / "o")
+    (tmp_path / "notes.csv").write_text("a,b\n")
+    with pytest.raises(ValueError, match="unknown input format"):
+        bytebpe.encode_files(tmp_path / "notes.csv", encoding="cl100k_base", output=out / "o")
+    assert not out.exists()
+
+
+def test_eot_with_an_encoding_that_has_none_fails_before_work(tmp_path):
+    enc = bytebpe.Encoding("bytes_only", pat_str=r"\S+|\s+",
+                           mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})
+    (tmp_path / "ok.jsonl").write_text('{"text": "ab"}\n')
+    with pytest.raises(ValueError, match="no <\\|endoftext\\|> token"):
+        bytebpe.encode_files(tmp_path / "ok.jsonl", encoding=enc, output=tmp_path / "o", eot=True)
+    # Without eot, any Encoding object works, and a 256-id vocabulary is uint16.
+    bytebpe.encode_files(tmp_path / "ok.jsonl", encoding=enc, output=tmp_path / "o")
+    assert load_output(tmp_path / "o")[0].tolist() == [97, 98]
+    assert load_output(tmp_path / "o")[0].dtype == np.uint16
+
+
+# ==== failures and interrupts mid-run ==============================================================
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, OSError("disk full")])
+def test_an_interrupt_or_error_mid_run_leaves_no_output_and_stops_the_reader(
+        tmp_path, corpus_dir, monkeypatch, error):
+    (tmp_path / "out").mkdir()
+    # An older finished output of the same name must survive a failed run untouched.
+    old = datasets.output_paths(tmp_path / "out" / "o")
+    for path in old:
+        np.save(path, np.arange(3))
+    writes = []
+    real_write = token_files.TokenFileWriter.write
+
+    def failing_write(self, items):
+        writes.append(len(items))
+        if len(writes) == 5:        # the third batch: tokens and offsets of two batches were written
+            raise error
+        real_write(self, items)
+
+    monkeypatch.setattr(token_files.TokenFileWriter, "write", failing_write)
+    with pytest.raises(type(error) if isinstance(error, Exception) else error):
+        bytebpe.encode_files([corpus_dir / name for name in CORPORA], encoding="cl100k_base",
+                             output=tmp_path / "out" / "o", batch_bytes=SMALL_BATCH)
+    assert len(writes) == 5
+    no_files_but(tmp_path / "out", *(p.name for p in old))
+    assert all(np.array_equal(np.load(p), np.arange(3)) for p in old)
+    assert not [t for t in threading.enumerate() if t.name == "bytebpe-reader"]
+
+
+def test_memory_does_not_grow_with_the_input(tmp_path, corpus_dir):
+    """Peak Python-level allocations (texts, numpy arrays: tracemalloc sees both) of 1x and 4x the input."""
+    import tracemalloc
+
+    data = (corpus_dir / "docs_code.jsonl").read_bytes()
+    (tmp_path / "x1.jsonl").write_bytes(data)
+    (tmp_path / "x4.jsonl").write_bytes(data * 4)
+    enc = bytebpe.get_encoding("gpt2")
+    batch = 256 * 1024
+    bytebpe.encode_files(tmp_path / "x1.jsonl", encoding=enc, output=tmp_path / "warm", batch_bytes=batch)
+    peaks = {}
+    for name in ("x1", "x4"):
+        tracemalloc.start()
+        try:
+            summary = bytebpe.encode_files(tmp_path / f"{name}.jsonl", encoding=enc, output=tmp_path / name,
+                                           batch_bytes=batch)
+            peaks[name] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    # Holding the texts or the ids of the whole input would add ~9 MB (texts) or ~7 MB (ids) at 4x.
+    assert peaks["x4"] < peaks["x1"] + 1_000_000, peaks
+    assert peaks["x4"] < 2 * len(data) < summary.bytes, peaks
+
+
+# ==== count_files ==================================================================================
+
+
+def test_count_files_gives_per_file_documents_bytes_and_tiktokens_token_counts(
+        corpus_dir, corpus_texts, tiktoken_encoding):
+    reference = tiktoken_encoding("gpt2")
+    summary = bytebpe.count_files([corpus_dir / name for name in CORPORA[:2]], encoding="gpt2")
+    for stats, name in zip(summary.files, CORPORA[:2]):
+        texts = corpus_texts[name]
+        assert stats.documents == len(texts)
+        assert stats.bytes == sum(len(t.encode()) for t in texts)
+        assert stats.tokens == sum(len(reference.encode_ordinary(t)) for t in texts)
+    assert summary.tokens == sum(s.tokens for s in summary.files)
+    assert summary.outputs == []
