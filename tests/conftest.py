@@ -21,6 +21,14 @@ VOCAB_FILES = {file.filename: file.url for spec in ENCODING_SPECS.values() for f
 ALL_ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_bytebpe_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never read or fill the user's real cache (~/.cache/bytebpe): converted vocabularies and
+    downloads go to a folder of this test session."""
+    if "BYTEBPE_CACHE_DIR" not in os.environ:
+        os.environ["BYTEBPE_CACHE_DIR"] = str(tmp_path_factory.mktemp("bytebpe-cache"))
+
+
 def _missing(what: str) -> None:
     if os.environ.get("BYTEBPE_REQUIRE_DATA") == "1":
         pytest.fail(f"{what} (BYTEBPE_REQUIRE_DATA=1: real data is required here)")

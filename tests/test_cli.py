@@ -206,7 +206,7 @@ def offline_registry(tmp_path, monkeypatch, data_dir):
     monkeypatch.setenv("BYTEBPE_DATA_DIR", str(tmp_path / "nothing"))
     monkeypatch.setenv("BYTEBPE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
-    for cache in ("_encodings", "_ranks_by_files", "_sha256_by_file_state"):
+    for cache in ("_encodings", "_tables_by_files", "_sha256_by_file_state"):
         monkeypatch.setattr(registry, cache, {})
     fetched = []
 
@@ -221,7 +221,10 @@ def offline_registry(tmp_path, monkeypatch, data_dir):
 def test_download_fills_the_cache_once_and_then_finds_it_there(offline_registry, capsys):
     cache, fetched = offline_registry
     assert cli.main(["download", "gpt2"]) == 0
-    assert sorted(p.name for p in cache.iterdir()) == ["encoder.json", "vocab.bpe"]
+    names = sorted(p.name for p in cache.iterdir())
+    # The two GPT-2 files, and the .tiktoken conversion that loading them leaves for next time (+ its hash).
+    assert names[:2] == ["encoder.json", "vocab.bpe"] and len(names) == 4
+    assert names[2].startswith("vocab.bpe.") and names[2].endswith(".tiktoken") and names[3] == names[2] + ".sha256"
     assert capsys.readouterr().out.count("downloaded to") == 2 and len(fetched) == 2
     assert cli.main(["download", "gpt2", "r50k_base"]) == 0
     out = capsys.readouterr().out

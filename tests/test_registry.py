@@ -110,6 +110,12 @@ class CountingEncoding:
         self.special_tokens = special_tokens
         self.explicit_n_vocab = explicit_n_vocab
 
+    @classmethod
+    def _from_table(cls, name, *, pat_str, table, special_tokens, explicit_n_vocab=None):
+        # The registry builds encodings from a shared merge table; record its ranks like the constructor.
+        return cls(name, pat_str=pat_str, mergeable_ranks=table.ranks(), special_tokens=special_tokens,
+                   explicit_n_vocab=explicit_n_vocab)
+
 
 @pytest.fixture
 def counting_encoding(monkeypatch):
@@ -363,7 +369,8 @@ def test_many_threads_asking_at_once_get_one_encoding_built_once(data_dir, count
 
 def test_a_failed_build_is_not_cached(data_dir, monkeypatch):
     class Failing:
-        def __init__(self, *args, **kwargs):
+        @classmethod
+        def _from_table(cls, *args, **kwargs):
             raise RuntimeError("core not ready")
 
     monkeypatch.setattr(registry, "_encoding_class", lambda: Failing)

@@ -48,6 +48,7 @@ cdef class MergeTable:
     # rank -> the int object for it (taken from the ranks dict, so it costs only the list): building
     # result lists from these skips allocating an int per token.
     cdef list rank_objects
+    cdef dict ranks_dict                # token bytes -> rank: the dict it was built from, or built lazily
     cdef readonly Py_ssize_t n_tokens
     cdef readonly Py_ssize_t max_rank
 
@@ -63,5 +64,8 @@ cdef class MergeTable:
     cdef int _merge_by_scan(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef void _insert(self, vector[Slot]& slots, uint64_t mask, Rank rank) noexcept
+    cdef int _parse_tiktoken(self, const uint8_t* text, Py_ssize_t size) except -1 nogil
+    cdef int _check_size(self, Py_ssize_t n_tokens, Py_ssize_t max_rank, Py_ssize_t total_bytes) except -1
+    cdef bint _index(self) except -1
     cdef bytes _token_bytes(self, Py_ssize_t rank)
     cdef bint _maybe_token(self, uint64_t h) noexcept nogil

@@ -163,6 +163,15 @@ cdef inline Rank _probe(const Slot* slots, uint64_t mask, uint64_t h, uint64_t h
         i = (i + 1) & mask
 
 
+# Value of each byte as a base64 digit (standard alphabet), 64 for bytes that are not one.
+cdef uint8_t _BASE64_VALUE[256]
+for _byte in range(256):
+    _BASE64_VALUE[_byte] = 64
+_BASE64_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+for _value in range(64):
+    _BASE64_VALUE[ord(_BASE64_DIGITS[_value])] = _value
+
+
 @cython.final
 cdef class MergeTable:
     """The mergeable tokens of an encoding: bytes -> rank lookups and the BPE merge loop.
@@ -171,7 +180,9 @@ cdef class MergeTable:
     encodings and threads.
     """
 
-    def __cinit__(self, mergeable_ranks):
+    def __cinit__(self, mergeable_ranks=None):
+        if mergeable_ranks is None:
+            return      # an empty shell for a factory (from_tiktoken) to fill in
         if not isinstance(mergeable_ranks, dict):
             mergeable_ranks = dict(mergeable_ranks)
         cdef Py_ssize_t total_bytes = 0
@@ -189,33 +200,12 @@ cdef class MergeTable:
             total_bytes += len(<bytes>token)
             if value > max_rank:
                 max_rank = value
-        self.n_tokens = len(mergeable_ranks)
-        if total_bytes > 0xFFFFFFFF:
-            raise ValueError("mergeable tokens hold more than 4 GiB of bytes")
-        if max_rank + 1 > MAX_ID_SPARSITY * self.n_tokens + 65536:
-            raise ValueError(
-                f"ranks are too sparse: {self.n_tokens} tokens with ranks up to {max_rank}")
-        self.max_rank = max_rank
-
+        self._check_size(len(mergeable_ranks), max_rank, total_bytes)
         self.rank_objects = [None] * (max_rank + 1)
         self.token_start.assign(max_rank + 1, 0)
         self.token_len.assign(max_rank + 1, -1)
         self.blob.reserve(total_bytes)
-        cdef Py_ssize_t n_hot = 0
-        for value in (<dict>mergeable_ranks).values():
-            n_hot += value < HOT_RANKS
-        self.hot_mask = _table_capacity(n_hot) - 1
-        self.hot_slots.assign(self.hot_mask + 1, Slot(0, 0, 0))
-        self.cold_mask = _table_capacity(self.n_tokens - n_hot) - 1
-        self.cold_slots.assign(self.cold_mask + 1, Slot(0, 0, 0))
-        self.bloom_mask = _table_capacity(self.n_tokens) // 8 - 1
-        self.bloom.assign(self.bloom_mask + 1, 0)
-        cdef Py_ssize_t i
-        for i in range(256):
-            self.byte_rank[i] = NO_RANK
-        self.pair_of_bytes_rank.assign(65536, NO_RANK)
-        self.max_token_len = 0
-
+        self.ranks_dict = mergeable_ranks
         cdef const uint8_t* data
         cdef Py_ssize_t n
         for token, value in (<dict>mergeable_ranks).items():
@@ -229,6 +219,141 @@ cdef class MergeTable:
             self.token_start[rank] = self.blob.size()
             self.token_len[rank] = <int32_t>n
             self.blob.insert(self.blob.end(), data, data + n)
+        self._index()   # keys of a dict: never a duplicate
+
+    @staticmethod
+    def from_tiktoken(const uint8_t[::1] contents not None):
+        """Parse a `.tiktoken` file (``base64(token) SPACE rank`` lines) straight into a table, in C.
+
+        Returns None for anything but a plainly valid file (bad base64, a rank that does not increase, a
+        duplicate token, stray characters...): the caller then reads it with `vocab_io.load_tiktoken_bpe`,
+        which accepts or explains it line by line. So this fast path can only agree with that reader.
+        """
+        cdef MergeTable table = MergeTable()
+        cdef Py_ssize_t size = contents.shape[0]
+        cdef const uint8_t* text = &contents[0] if size else NULL
+        cdef Py_ssize_t n_tokens, max_rank, total_bytes
+        cdef int ok
+        with nogil:
+            ok = table._parse_tiktoken(text, size)
+        if not ok:
+            return None
+        n_tokens = 0
+        for rank in range(table.token_len.size()):
+            n_tokens += table.token_len[rank] >= 0
+        max_rank = <Py_ssize_t>table.token_len.size() - 1
+        total_bytes = table.blob.size()
+        if n_tokens == 0 or max_rank + 1 > MAX_ID_SPARSITY * n_tokens + 65536:
+            return None
+        table._check_size(n_tokens, max_rank, total_bytes)
+        table.rank_objects = list(range(max_rank + 1))
+        if n_tokens != max_rank + 1:
+            for rank in range(max_rank + 1):
+                if table.token_len[rank] < 0:
+                    table.rank_objects[rank] = None
+        if not table._index():
+            return None     # a duplicate token
+        return table
+
+    cdef int _parse_tiktoken(self, const uint8_t* text, Py_ssize_t size) except -1 nogil:
+        """Fill blob/token_start/token_len from `.tiktoken` contents; 0 when they are not plainly valid."""
+        cdef Py_ssize_t pos = 0, line_end, space, k, digits
+        cdef int64_t rank, previous = -1
+        cdef uint32_t quad, value
+        cdef int padding, j
+        cdef size_t token_begin
+        self.blob.reserve(size * 3 // 4)
+        while pos < size:
+            line_end = pos
+            while line_end < size and text[line_end] != 10:
+                line_end += 1
+            if line_end == pos:     # blank lines may only end the file
+                while pos < size and text[pos] == 10:
+                    pos += 1
+                if pos < size:
+                    return 0
+                break
+            space = pos
+            while space < line_end and text[space] != 32:
+                space += 1
+            if space == line_end or (space - pos) % 4 != 0 or space == pos:
+                return 0
+            # the rank: ASCII digits only, strictly above the previous one
+            digits = line_end - space - 1
+            if digits < 1 or digits > 10:
+                return 0
+            rank = 0
+            for k in range(space + 1, line_end):
+                if text[k] < 48 or text[k] > 57:
+                    return 0
+                rank = rank * 10 + (text[k] - 48)
+            if rank <= previous or rank > MAX_TOKEN_ID:
+                return 0
+            # the token: standard base64 with padding only at the very end
+            token_begin = self.blob.size()
+            k = pos
+            while k < space:
+                quad = 0
+                padding = 0
+                for j in range(4):
+                    value = _BASE64_VALUE[text[k + j]]
+                    if text[k + j] == 61 and k + 4 == space and j >= 2:    # '='
+                        padding += 1
+                        value = 0
+                    elif value == 64 or padding:
+                        return 0
+                    quad = (quad << 6) | value
+                self.blob.push_back(<uint8_t>(quad >> 16))
+                if padding < 2:
+                    self.blob.push_back(<uint8_t>((quad >> 8) & 0xFF))
+                if padding < 1:
+                    self.blob.push_back(<uint8_t>(quad & 0xFF))
+                k += 4
+            if self.blob.size() == token_begin:
+                return 0
+            while <int64_t>self.token_len.size() < rank:     # a gap in the ranks
+                self.token_start.push_back(0)
+                self.token_len.push_back(-1)
+            self.token_start.push_back(<uint32_t>token_begin)
+            self.token_len.push_back(<int32_t>(self.blob.size() - token_begin))
+            previous = rank
+            pos = line_end + 1
+        return 1
+
+    cdef int _check_size(self, Py_ssize_t n_tokens, Py_ssize_t max_rank, Py_ssize_t total_bytes) except -1:
+        if total_bytes > 0xFFFFFFFF:
+            raise ValueError("mergeable tokens hold more than 4 GiB of bytes")
+        if max_rank + 1 > MAX_ID_SPARSITY * n_tokens + 65536:
+            raise ValueError(f"ranks are too sparse: {n_tokens} tokens with ranks up to {max_rank}")
+        self.n_tokens = n_tokens
+        self.max_rank = max_rank
+        return 0
+
+    cdef bint _index(self) except -1:
+        """Build the lookup structures from blob/token_start/token_len; False if a token appears twice."""
+        cdef Py_ssize_t rank, n, n_hot = 0
+        cdef const uint8_t* data
+        for rank in range(min(<Py_ssize_t>HOT_RANKS, self.max_rank + 1)):
+            n_hot += self.token_len[rank] >= 0
+        self.hot_mask = _table_capacity(n_hot) - 1
+        self.hot_slots.assign(self.hot_mask + 1, Slot(0, 0, 0))
+        self.cold_mask = _table_capacity(self.n_tokens - n_hot) - 1
+        self.cold_slots.assign(self.cold_mask + 1, Slot(0, 0, 0))
+        self.bloom_mask = _table_capacity(self.n_tokens) // 8 - 1
+        self.bloom.assign(self.bloom_mask + 1, 0)
+        for rank in range(256):
+            self.byte_rank[rank] = NO_RANK
+        self.pair_of_bytes_rank.assign(65536, NO_RANK)
+        self.max_token_len = 0
+        for rank in range(self.max_rank + 1):
+            n = self.token_len[rank]
+            if n < 0:
+                continue
+            if n > self.max_token_len:
+                self.max_token_len = n
+            data = self.blob.data() + self.token_start[rank]
+            if self.rank_of(data, n) != NO_RANK:
+                return False
             if rank < HOT_RANKS:
                 self._insert(self.hot_slots, self.hot_mask, <Rank>rank)
             else:
@@ -237,8 +362,23 @@ cdef class MergeTable:
                 self.byte_rank[data[0]] = <Rank>rank
             elif n == 2:
                 self.pair_of_bytes_rank[data[0] << 8 | data[1]] = <Rank>rank
-            if n > self.max_token_len:
-                self.max_token_len = n
+        return True
+
+    def ranks(self):
+        """The tokens as a ``dict[bytes, int]`` (token bytes -> rank), built on first use and then shared:
+        treat it as read-only."""
+        if self.ranks_dict is None:
+            self.ranks_dict = self.to_dict()
+        return self.ranks_dict
+
+    def to_dict(self):
+        """The tokens as a new ``dict[bytes, int]`` (token bytes -> rank)."""
+        cdef dict ranks = {}
+        cdef Py_ssize_t rank
+        for rank in range(self.max_rank + 1):
+            if self.token_len[rank] >= 0:
+                ranks[self._token_bytes(rank)] = self.rank_objects[rank]
+        return ranks
 
     cdef void _insert(self, vector[Slot]& slots, uint64_t mask, Rank rank) noexcept:
         cdef const uint8_t* data = self.blob.data() + self.token_start[rank]

@@ -59,23 +59,47 @@ class Encoding:
             mergeable_ranks = dict(mergeable_ranks)
         table = _core.MergeTable(mergeable_ranks)
         self._setup(name, pat_str, mergeable_ranks, table, special_tokens, pretokenizer)
-        if explicit_n_vocab is not None:
-            expected = len(mergeable_ranks) + len(self._special_tokens)
-            if expected != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1:
-                raise ValueError(
-                    f"explicit_n_vocab={explicit_n_vocab}, but there are {len(mergeable_ranks)} mergeable "
-                    f"and {len(self._special_tokens)} special tokens with a largest id of {self.max_token_value}")
+        self._check_n_vocab(explicit_n_vocab)
+
+    @classmethod
+    def _from_table(
+        cls,
+        name: str,
+        *,
+        pat_str: str,
+        table: _core.MergeTable,
+        special_tokens: Mapping[str, int],
+        explicit_n_vocab: int | None = None,
+        pretokenizer: Pretokenizer = "auto",
+    ) -> Encoding:
+        """An encoding over an already built merge table (the registry's fast path: no ranks dict)."""
+        encoding = cls.__new__(cls)
+        encoding._setup(name, pat_str, None, table, special_tokens, pretokenizer)
+        encoding._check_n_vocab(explicit_n_vocab)
+        return encoding
+
+    def _check_n_vocab(self, explicit_n_vocab: int | None) -> None:
+        if explicit_n_vocab is None:
+            return
+        n_mergeable = self._table.n_tokens
+        if n_mergeable + len(self._special_tokens) != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1:
+            raise ValueError(
+                f"explicit_n_vocab={explicit_n_vocab}, but there are {n_mergeable} mergeable "
+                f"and {len(self._special_tokens)} special tokens with a largest id of {self.max_token_value}")
 
     def _setup(
         self,
         name: str,
         pat_str: str,
-        mergeable_ranks: dict[bytes, int],
+        mergeable_ranks: dict[bytes, int] | None,
         table: _core.MergeTable,
         special_tokens: Mapping[str, int],
         pretokenizer: Pretokenizer = "auto",
     ) -> None:
-        """Everything but building the merge table, so that derived encodings can share one."""
+        """Everything but building the merge table, so that derived encodings can share one.
+
+        `mergeable_ranks` may be None: the dict is then built from the table when first asked for.
+        """
         self.name = name
         self._pat_str = pat_str
         self._pattern = _compile_pattern(pat_str)
@@ -292,7 +316,12 @@ class Encoding:
     @property
     def mergeable_ranks(self) -> Mapping[bytes, int]:
         """Read-only view of token bytes -> rank."""
-        return types.MappingProxyType(self._mergeable_ranks)
+        return types.MappingProxyType(self._ranks())
+
+    def _ranks(self) -> dict[bytes, int]:
+        if self._mergeable_ranks is None:
+            self._mergeable_ranks = self._table.ranks()
+        return self._mergeable_ranks
 
     @property
     def special_tokens(self) -> Mapping[str, int]:
@@ -369,7 +398,7 @@ class Encoding:
             return (registry.get_encoding, (self.name,))
         return (
             _rebuild_encoding,
-            (self.name, self._pat_str, self._mergeable_ranks, self._special_tokens, self._pretokenizer_choice),
+            (self.name, self._pat_str, self._ranks(), self._special_tokens, self._pretokenizer_choice),
         )
 
     # ==== special-token policy ===================================================================

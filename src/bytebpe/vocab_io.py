@@ -23,6 +23,7 @@ __all__ = [
     "VocabularyHashError",
     "load_tiktoken_bpe",
     "dump_tiktoken_bpe",
+    "dump_tiktoken_bpe_bytes",
     "data_gym_to_mergeable_bpe_ranks",
     "sha256_of",
     "verify_sha256",
@@ -159,6 +160,11 @@ def dump_tiktoken_bpe(mergeable_ranks: Mapping[bytes, int], path: str | os.PathL
     Refuses (ValueError) what `load_tiktoken_bpe` would refuse to read back: empty or non-bytes
     tokens, and negative, non-integer or repeated ranks. Loading the result gives back an equal dict.
     """
+    write_bytes_atomically(path, dump_tiktoken_bpe_bytes(mergeable_ranks))
+
+
+def dump_tiktoken_bpe_bytes(mergeable_ranks: Mapping[bytes, int]) -> bytes:
+    """The contents `dump_tiktoken_bpe` writes."""
     if not mergeable_ranks:
         raise ValueError("refusing to write an empty vocabulary: the reader rejects empty files")
     token_of_rank: dict[int, bytes] = {}
@@ -170,10 +176,9 @@ def dump_tiktoken_bpe(mergeable_ranks: Mapping[bytes, int], path: str | os.PathL
         if rank in token_of_rank:
             raise ValueError(f"rank {rank} is used by both {token_of_rank[rank]!r} and {token!r}")
         token_of_rank[rank] = token
-    contents = b"".join(
+    return b"".join(
         base64.b64encode(token_of_rank[rank]) + b" %d\n" % rank for rank in sorted(token_of_rank)
     )
-    write_bytes_atomically(path, contents)
 
 
 def write_bytes_atomically(path: str | os.PathLike[str], contents: bytes) -> None:
