@@ -2,12 +2,14 @@
 
 Random merge tables are built the way BPE training builds them (each merge joins two existing tokens,
 ranked in the order learned), plus stray tokens no merge can reach, so that whole-piece lookups and
-merging disagree whenever either side has a bug. Pieces longer than the flat-scan limit take the heap path.
+merging disagree whenever either side has a bug. Pieces longer than the flat-scan limit take the heap path,
+and pieces of BUCKETS_LIMIT bytes or more the rank-bucket path.
 """
 from __future__ import annotations
 
 import random
 
+import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,10 +19,16 @@ from bytebpe._reference import bpe_encode_piece
 from bytebpe.patterns import CL100K_PATTERN
 
 SCAN_LIMIT = 64  # _core.pyx's SCAN_MAX_BYTES: pieces longer than this use the heap
+BUCKETS_LIMIT = 256  # _core.pyx's BUCKETS_MIN_BYTES: pieces this long or longer use rank buckets
 
 
-def random_merge_table(seed: int, n_merges: int, alphabet: bytes) -> dict[bytes, int]:
-    """All 256 bytes (in a shuffled rank order), then `n_merges` merges of existing tokens over `alphabet`."""
+def random_merge_table(seed: int, n_merges: int, alphabet: bytes, inverted: bool = False) -> dict[bytes, int]:
+    """All 256 bytes (in a shuffled rank order), then `n_merges` merges of existing tokens over `alphabet`.
+
+    With `inverted`, the merged tokens' ranks are shuffled among themselves, so that a token often ranks
+    below the tokens it is made of: merging a pair then completes a pair of *lower* rank, which must be
+    merged before any other pair of the rank being processed.
+    """
     rng = random.Random(seed)
     byte_order = list(range(256))
     rng.shuffle(byte_order)
@@ -34,6 +42,11 @@ def random_merge_table(seed: int, n_merges: int, alphabet: bytes) -> dict[bytes,
     for _ in range(n_merges // 10):  # tokens no sequence of merges produces
         stray = bytes(rng.choice(alphabet) for _ in range(rng.randint(3, 6)))
         ranks.setdefault(stray, len(ranks))
+    if inverted:
+        merged = [token for token in ranks if len(token) > 1]
+        shuffled = [ranks[token] for token in merged]
+        rng.shuffle(shuffled)
+        ranks.update(zip(merged, shuffled))
     return ranks
 
 
@@ -42,6 +55,7 @@ tables = st.builds(
     seed=st.integers(0, 2**32 - 1),
     n_merges=st.integers(0, 400),
     alphabet=st.sampled_from([b"ab", b"abc", b"abcde ", bytes(range(256)), "é日😀a ".encode()]),
+    inverted=st.booleans(),
 )
 
 
@@ -63,6 +77,19 @@ def test_heap_path_equals_reference_on_long_pieces(ranks, data):
     assert table.encode_single_piece(piece) == bpe_encode_piece(piece, ranks)
 
 
+@settings(max_examples=60, deadline=None)
+@given(ranks=tables, data=st.data())
+def test_bucket_path_equals_reference_on_long_runs(ranks, data):
+    # Few distinct bytes in long runs: many pending pairs share a rank, and merges often complete a token
+    # ranked below the pair just merged (random tables are full of such inversions).
+    table = _core.MergeTable(ranks)
+    alphabet = sorted({b for token in ranks if len(token) > 1 for b in token} or {0})[:3]
+    runs = data.draw(st.lists(st.tuples(st.sampled_from(alphabet), st.integers(1, 40)), min_size=1, max_size=60))
+    piece = b"".join(bytes([byte]) * count for byte, count in runs)
+    piece = (piece * (BUCKETS_LIMIT // len(piece) + 1))[: BUCKETS_LIMIT + data.draw(st.integers(0, 500))]
+    assert table.encode_single_piece(piece) == bpe_encode_piece(piece, ranks)
+
+
 @settings(max_examples=200, deadline=None)
 @given(piece=st.binary(min_size=1, max_size=300))
 def test_random_bytes_equal_reference(piece):
@@ -79,6 +106,16 @@ def test_ties_merge_the_leftmost_pair_first():
     assert table.encode_single_piece(b"aaaaa") == bpe_encode_piece(b"aaaaa", ranks) == [256, 257]
     long_piece = b"a" * (3 * SCAN_LIMIT + 1)
     assert table.encode_single_piece(long_piece) == bpe_encode_piece(long_piece, ranks)
+
+
+@pytest.mark.parametrize("length", [4, 5, SCAN_LIMIT + 3, BUCKETS_LIMIT + 1, 1001])
+def test_a_merge_that_completes_a_lower_ranked_token_is_followed_by_that_token(length):
+    # "yyy" ranks below "yy": after the first "yy", the pair ("yy", "y") outranks every other "y"+"y" pair.
+    ranks = {bytes([b]): b for b in range(256)} | {b"yyy": 256, b"yy": 257}
+    piece = b"y" * length
+    expected = bpe_encode_piece(piece, ranks)
+    assert expected[0] == 256      # yyy|..., not yy|yy|...
+    assert _core.MergeTable(ranks).encode_single_piece(piece) == expected
 
 
 def test_a_piece_that_is_a_token_is_one_id_even_if_merges_cannot_reach_it():
