@@ -127,7 +127,7 @@ def test_a_piece_that_is_a_token_is_one_id_even_if_merges_cannot_reach_it():
 @settings(max_examples=150, deadline=None)
 @given(text=st.text(alphabet=st.sampled_from(list("ab c'\n1é日😀")), max_size=200), seed=st.integers(0, 2**32 - 1))
 def test_whole_pipeline_equals_regex_split_then_reference(text, seed):
-    ranks = random_merge_table(seed, 300, "ab c'\n1é日😀".encode())
+    ranks = random_merge_table(seed, 300, "ab c'\n1é日😀".encode(), inverted=seed % 2 == 0)
     enc = Encoding("random", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={})
     expected = [
         rank for piece in regex.findall(CL100K_PATTERN, text) for rank in bpe_encode_piece(piece.encode(), ranks)]

@@ -24,6 +24,17 @@ cdef struct Slot:
     uint32_t length
 
 
+# A memo of "rank of token `left` followed by token `right`" for the merge loop: the two ids determine the
+# bytes, so a hit skips hashing the span and probing the token tables. Owned by one call (see _core.pyx).
+cdef struct PairMemoEntry:
+    uint64_t pair       # left << 32 | right; NO_PAIR for an empty entry
+    Rank rank
+
+cdef struct PairMemo:
+    PairMemoEntry* entries
+    int shift           # entry index = (pair * golden ratio) >> shift
+
+
 cdef class MergeTable:
     # All token bytes back to back; token `id` is blob[token_start[id] : token_start[id] + token_len[id]].
     cdef vector[uint8_t] blob
@@ -60,8 +71,12 @@ cdef class MergeTable:
     # (the table lacks a single-byte token); raises MemoryError (with the GIL) when allocation fails.
     cdef int encode_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     # Like encode_piece, for a piece already known not to be a whole token.
-    cdef int merge_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
-    cdef int _merge_by_scan(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
+    cdef int merge_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
+                         PairMemo* memo) except -1 nogil
+    cdef int _merge_by_scan(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
+                            PairMemo* memo) except -1 nogil
+    cdef Rank _pair_rank(self, PairMemo* memo, const uint8_t* data, Py_ssize_t n, Rank left,
+                         Rank right) noexcept nogil
     cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef int _merge_by_buckets(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef void _insert(self, vector[Slot]& slots, uint64_t mask, Rank rank) noexcept

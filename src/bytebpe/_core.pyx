@@ -44,7 +44,11 @@ cdef extern from "Python.h":
 # Pieces up to this many bytes merge by flat scan; longer ones by heap. Measured on the real vocabularies:
 # nearly every piece is far shorter, and the scan's O(n^2) only loses to the heap well above this length.
 cdef enum:
-    SCAN_MAX_BYTES = 64
+    SCAN_MAX_BYTES = 64     # positions fit in 6 bits (see _merge_by_scan)
+# (NO_RANK << 6) | 63: above every real (rank, position) key of the flat scan.
+cdef uint64_t NO_PAIR_KEY = (<uint64_t>NO_RANK << 6) | 63
+# An empty PairMemoEntry: ranks stay below 2**31, so no real (left, right) pair is all ones.
+cdef uint64_t NO_PAIR = 0xFFFFFFFFFFFFFFFFULL
 # Pieces of at least this many bytes merge by rank buckets instead of one heap (see _merge_by_buckets).
 cdef enum:
     BUCKETS_MIN_BYTES = 256
@@ -436,13 +440,14 @@ cdef class MergeTable:
         if whole != NO_RANK:
             out.push_back(whole)
             return 0
-        return self.merge_piece(data, n, out)
+        return self.merge_piece(data, n, out, NULL)
 
-    cdef int merge_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
+    cdef int merge_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
+                         PairMemo* memo) except -1 nogil:
         if n <= 0:
             return 0
         if n <= SCAN_MAX_BYTES:
-            return self._merge_by_scan(data, n, out)
+            return self._merge_by_scan(data, n, out, memo)
         if n >= NO_PART:
             # Parts are named by 32-bit offsets; a single piece of 4 GiB (one unbroken "word") is refused.
             with gil:
@@ -451,7 +456,20 @@ cdef class MergeTable:
             return self._merge_by_heap(data, n, out)
         return self._merge_by_buckets(data, n, out)
 
-    cdef int _merge_by_scan(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
+    cdef inline Rank _pair_rank(self, PairMemo* memo, const uint8_t* data, Py_ssize_t n, Rank left,
+                                Rank right) noexcept nogil:
+        """rank_of(data[:n]), where data[:n] is token `left` followed by token `right`."""
+        if memo == NULL or left == NO_RANK or right == NO_RANK:    # NO_RANK names no single byte string
+            return self.rank_of(data, n)
+        cdef uint64_t pair = (<uint64_t>left << 32) | right
+        cdef PairMemoEntry* entry = &memo.entries[(pair * 0x9E3779B97F4A7C15ULL) >> memo.shift]
+        if entry.pair != pair:
+            entry.pair = pair
+            entry.rank = self.rank_of(data, n)
+        return entry.rank
+
+    cdef int _merge_by_scan(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
+                            PairMemo* memo) except -1 nogil:
         # parts[k] starts at byte start[k] and is token part_rank[k]; pair_rank[k] is the rank of parts k
         # and k+1 merged. start[count] == n is a sentinel so that part k always ends at start[k + 1].
         cdef uint32_t start[SCAN_MAX_BYTES + 1]
@@ -460,6 +478,7 @@ cdef class MergeTable:
         cdef Py_ssize_t count = n
         cdef Py_ssize_t k, best
         cdef Rank best_rank
+        cdef uint64_t key, best_key
         for k in range(n + 1):
             start[k] = <uint32_t>k
         for k in range(n):
@@ -468,12 +487,14 @@ cdef class MergeTable:
             pair_rank[k] = self.pair_of_bytes_rank[data[k] << 8 | data[k + 1]]
         pair_rank[n - 1] = NO_RANK
         while count > 1:
-            best_rank = NO_RANK
-            best = 0
+            # The lowest (rank, position) as one integer: a branch-free minimum (the compare-and-branch
+            # version mispredicted on most pairs), leftmost on ties because the position is the low bits.
+            best_key = NO_PAIR_KEY
             for k in range(count - 1):
-                if pair_rank[k] < best_rank:
-                    best_rank = pair_rank[k]
-                    best = k
+                key = (<uint64_t>pair_rank[k] << 6) | <uint64_t>k
+                best_key = key if key < best_key else best_key
+            best_rank = <Rank>(best_key >> 6)
+            best = <Py_ssize_t>(best_key & 63)
             if best_rank == NO_RANK:
                 break
             # Merge part best+1 into part best: drop start[best+1], part_rank[best+1] and pair_rank[best+1].
@@ -484,10 +505,11 @@ cdef class MergeTable:
                 part_rank[k] = part_rank[k + 1]
                 pair_rank[k] = pair_rank[k + 1]
             count -= 1
-            pair_rank[best] = (self.rank_of(data + start[best], start[best + 2] - start[best])
-                               if best + 1 < count else NO_RANK)
+            pair_rank[best] = (self._pair_rank(memo, data + start[best], start[best + 2] - start[best],
+                                               best_rank, part_rank[best + 1]) if best + 1 < count else NO_RANK)
             if best > 0:
-                pair_rank[best - 1] = self.rank_of(data + start[best - 1], start[best + 1] - start[best - 1])
+                pair_rank[best - 1] = self._pair_rank(memo, data + start[best - 1], start[best + 1] - start[best - 1],
+                                                      part_rank[best - 1], best_rank)
         for k in range(count):
             if part_rank[k] == NO_RANK:     # a single byte the vocabulary lacks
                 return 1
@@ -741,6 +763,8 @@ cdef cppclass MergeCache:
     vector[CachedPiece] slots
     vector[Rank] ids
     uint64_t mask
+    vector[PairMemoEntry] memo_entries     # the pair memo of the merge loop, for the same call
+    PairMemo memo
 
 
 cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil:
@@ -751,6 +775,13 @@ cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil
     cache.mask = capacity - 1
     cache.slots.assign(capacity, CachedPiece(0, NULL, 0, 0, 0))
     cache.ids.clear()
+    # The pair memo: two entries per cache slot, so that clearing both stays ~1% of the encoding work.
+    cdef int bits = 2
+    while (1ULL << bits) < 2 * capacity:
+        bits += 1
+    cache.memo_entries.assign(1ULL << bits, PairMemoEntry(NO_PAIR, 0))
+    cache.memo.entries = cache.memo_entries.data()
+    cache.memo.shift = 64 - bits
     return 0
 
 
@@ -797,7 +828,7 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
                 start = end
                 continue
             if size <= 2 or size > table.max_token_len:    # no hash at hand; and too rare to be worth one
-                if table.merge_piece(data + start, size, out):
+                if table.merge_piece(data + start, size, out, &cache.memo):
                     return start
                 start = end
                 continue
@@ -808,7 +839,7 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
                 start = end
                 continue
             before = out.size()
-            if table.merge_piece(data + start, size, out):
+            if table.merge_piece(data + start, size, out, &cache.memo):
                 return start
             if cache.ids.size() + (out.size() - before) > CACHE_MAX_IDS:
                 _reset_cache(cache, n)
@@ -897,7 +928,7 @@ cdef class CoreBPE:
         for i in range(count):
             if spans[i].rank != NO_RANK:
                 out.push_back(spans[i].rank)
-            elif self.table.merge_piece(spans[i].data, spans[i].size, out):
+            elif self.table.merge_piece(spans[i].data, spans[i].size, out, NULL):
                 return 1 + i    # which span failed, so the caller can name it
         return 0
 
