@@ -44,9 +44,7 @@ cdef extern from "Python.h":
 # Pieces up to this many bytes merge by flat scan; longer ones by heap. Measured on the real vocabularies:
 # nearly every piece is far shorter, and the scan's O(n^2) only loses to the heap well above this length.
 cdef enum:
-    SCAN_MAX_BYTES = 64     # positions fit in 6 bits (see _merge_by_scan)
-# (NO_RANK << 6) | 63: above every real (rank, position) key of the flat scan.
-cdef uint64_t NO_PAIR_KEY = (<uint64_t>NO_RANK << 6) | 63
+    SCAN_MAX_BYTES = 64     # positions (0..64, the end included) fit in a byte, and below it in 6 bits
 # An empty PairMemoEntry: ranks stay below 2**31, so no real (left, right) pair is all ones.
 cdef uint64_t NO_PAIR = 0xFFFFFFFFFFFFFFFFULL
 # Pieces of at least this many bytes merge by rank buckets instead of one heap (see _merge_by_buckets).
@@ -470,50 +468,67 @@ cdef class MergeTable:
 
     cdef int _merge_by_scan(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
                             PairMemo* memo) except -1 nogil:
-        # parts[k] starts at byte start[k] and is token part_rank[k]; pair_rank[k] is the rank of parts k
-        # and k+1 merged. start[count] == n is a sentinel so that part k always ends at start[k + 1].
-        cdef uint32_t start[SCAN_MAX_BYTES + 1]
+        # Parts are named by their first byte p and linked through next_part/prev_part; part p is token
+        # part_rank[p]. key[p] = (rank of part p merged with its successor) << 6 | p, with NO_RANK for no
+        # token and for parts merged away, so the next merge is simply the smallest key: lowest rank,
+        # leftmost on ties. Nothing moves when parts merge (shifting arrays cost more than the scan).
+        cdef uint64_t key[SCAN_MAX_BYTES]
+        cdef uint64_t b0, b1, b2, b3
+        cdef Py_ssize_t padded = (n + 3) & ~3     # keys past n are NO_RANK, so the scan runs 4 at a time
+        cdef uint8_t next_part[SCAN_MAX_BYTES]
+        cdef uint8_t prev_part[SCAN_MAX_BYTES]
         cdef Rank part_rank[SCAN_MAX_BYTES]
-        cdef Rank pair_rank[SCAN_MAX_BYTES]
-        cdef Py_ssize_t count = n
-        cdef Py_ssize_t k, best
-        cdef Rank best_rank
-        cdef uint64_t key, best_key
-        for k in range(n + 1):
-            start[k] = <uint32_t>k
+        cdef Py_ssize_t k, p, q, after, before
+        cdef Rank rank
+        cdef uint64_t best_key
         for k in range(n):
+            next_part[k] = <uint8_t>(k + 1)
+            prev_part[k] = <uint8_t>(k - 1)
             part_rank[k] = self.byte_rank[data[k]]
-        for k in range(n - 1):
-            pair_rank[k] = self.pair_of_bytes_rank[data[k] << 8 | data[k + 1]]
-        pair_rank[n - 1] = NO_RANK
-        while count > 1:
-            # The lowest (rank, position) as one integer: a branch-free minimum (the compare-and-branch
-            # version mispredicted on most pairs), leftmost on ties because the position is the low bits.
-            best_key = NO_PAIR_KEY
-            for k in range(count - 1):
-                key = (<uint64_t>pair_rank[k] << 6) | <uint64_t>k
-                best_key = key if key < best_key else best_key
-            best_rank = <Rank>(best_key >> 6)
-            best = <Py_ssize_t>(best_key & 63)
-            if best_rank == NO_RANK:
+            rank = self.pair_of_bytes_rank[data[k] << 8 | data[k + 1]] if k + 1 < n else NO_RANK
+            key[k] = (<uint64_t>rank << 6) | <uint64_t>k
+        for k in range(n, padded):
+            key[k] = (<uint64_t>NO_RANK << 6) | <uint64_t>k
+        while True:
+            # A branch-free minimum (compare-and-branch mispredicted on most pairs) in four independent
+            # chains, so the compare latency overlaps.
+            b0 = key[0]
+            b1 = key[1]
+            b2 = key[2]
+            b3 = key[3]
+            for k in range(4, padded, 4):
+                b0 = key[k] if key[k] < b0 else b0
+                b1 = key[k + 1] if key[k + 1] < b1 else b1
+                b2 = key[k + 2] if key[k + 2] < b2 else b2
+                b3 = key[k + 3] if key[k + 3] < b3 else b3
+            b0 = b1 if b1 < b0 else b0
+            b2 = b3 if b3 < b2 else b2
+            best_key = b2 if b2 < b0 else b0
+            rank = <Rank>(best_key >> 6)
+            if rank == NO_RANK:
                 break
-            # Merge part best+1 into part best: drop start[best+1], part_rank[best+1] and pair_rank[best+1].
-            part_rank[best] = best_rank
-            for k in range(best + 1, count):
-                start[k] = start[k + 1]
-            for k in range(best + 1, count - 1):
-                part_rank[k] = part_rank[k + 1]
-                pair_rank[k] = pair_rank[k + 1]
-            count -= 1
-            pair_rank[best] = (self._pair_rank(memo, data + start[best], start[best + 2] - start[best],
-                                               best_rank, part_rank[best + 1]) if best + 1 < count else NO_RANK)
-            if best > 0:
-                pair_rank[best - 1] = self._pair_rank(memo, data + start[best - 1], start[best + 1] - start[best - 1],
-                                                      part_rank[best - 1], best_rank)
-        for k in range(count):
-            if part_rank[k] == NO_RANK:     # a single byte the vocabulary lacks
+            p = <Py_ssize_t>(best_key & 63)
+            q = next_part[p]        # a pair has a successor part: q < n
+            after = next_part[q]
+            part_rank[p] = rank
+            next_part[p] = <uint8_t>after
+            key[q] = (<uint64_t>NO_RANK << 6) | <uint64_t>q      # part q is gone
+            if after < n:
+                prev_part[after] = <uint8_t>p
+                key[p] = (<uint64_t>self._pair_rank(memo, data + p, next_part[after] - p, rank,
+                                                    part_rank[after]) << 6) | <uint64_t>p
+            else:
+                key[p] = (<uint64_t>NO_RANK << 6) | <uint64_t>p
+            if p > 0:
+                before = prev_part[p]
+                key[before] = (<uint64_t>self._pair_rank(memo, data + before, after - before, part_rank[before],
+                                                         rank) << 6) | <uint64_t>before
+        p = 0
+        while p < n:
+            if part_rank[p] == NO_RANK:     # a single byte the vocabulary lacks
                 return 1
-            out.push_back(part_rank[k])
+            out.push_back(part_rank[p])
+            p = next_part[p]
         return 0
 
     cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
