@@ -19,7 +19,7 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_S
 from cpython.long cimport PyLong_FromUnsignedLong
 from cpython.ref cimport PyObject, Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcpy
 from libcpp.queue cimport priority_queue
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
@@ -152,6 +152,24 @@ cdef inline uint64_t _table_capacity(Py_ssize_t n_keys) noexcept:
     return capacity
 
 
+cdef inline bint _same_tail(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
+    """a[8:n] == b[8:n] for n > 8, in 8-byte words (the last one overlapping): tokens are short, and a
+    library memcmp call cost more than the comparison."""
+    cdef Py_ssize_t offset = 8
+    while offset + 8 < n:
+        if _load64(a + offset) != _load64(b + offset):
+            return False
+        offset += 8
+    return _load64(a + n - 8) == _load64(b + n - 8)
+
+
+cdef inline bint _same_bytes(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
+    """a[:n] == b[:n] for n >= 1 (below 8 bytes the head word holds every byte)."""
+    if n < 8:
+        return _head_word(a, n) == _head_word(b, n)
+    return _load64(a) == _load64(b) and _same_tail(a, b, n)
+
+
 cdef inline Rank _probe(const Slot* slots, uint64_t mask, uint64_t h, uint64_t head, const uint8_t* data,
                         Py_ssize_t n, const uint8_t* blob, const uint32_t* token_start) noexcept nogil:
     """Find the token `data[:n]` (hash `h`, first word `head`) in one table; NO_RANK when absent."""
@@ -164,7 +182,7 @@ cdef inline Rank _probe(const Slot* slots, uint64_t mask, uint64_t h, uint64_t h
             return NO_RANK
         if slot.head == head and slot.length == n:
             rank = slot.rank_plus_one - 1
-            if n <= 8 or memcmp(blob + token_start[rank] + 8, data + 8, n - 8) == 0:
+            if n <= 8 or _same_tail(blob + token_start[rank], data, n):
                 return rank
         i = (i + 1) & mask
 
@@ -848,7 +866,7 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
                 start = end
                 continue
             cached = &cache.slots[hashes[k] & cache.mask]
-            if cached.hash == hashes[k] and cached.length == size and memcmp(cached.piece, data + start, size) == 0:
+            if cached.hash == hashes[k] and cached.length == size and _same_bytes(cached.piece, data + start, size):
                 out.insert(out.end(), cache.ids.begin() + cached.ids_start,
                            cache.ids.begin() + cached.ids_start + cached.ids_count)
                 start = end

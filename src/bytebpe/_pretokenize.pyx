@@ -245,6 +245,8 @@ cdef inline Py_ssize_t _o200k_lower_word(const uint8_t* s, Py_ssize_t i, Py_ssiz
     else:
         return NO_END
     end = _run_with(s, lower_start, n, BYTEBPE_LOWER)
+    if end >= n or s[end] != 39:     # the common case, decided here without a call
+        return end
     i = _contraction(s, end, n)
     return end if i == NO_END else i
 
@@ -255,6 +257,8 @@ cdef inline Py_ssize_t _o200k_upper_word(const uint8_t* s, Py_ssize_t i, Py_ssiz
     if i >= n or not (_class_at(s, i, n, &width) & BYTEBPE_UPPER):
         return NO_END
     end = _run_with(s, _run_with(s, i + width, n, BYTEBPE_UPPER), n, BYTEBPE_LOWER)
+    if end >= n or s[end] != 39:
+        return end
     i = _contraction(s, end, n)
     return end if i == NO_END else i
 
