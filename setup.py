@@ -19,6 +19,12 @@ extensions = [
         language="c++",
         extra_compile_args=compile_args,
     ),
+    Extension(
+        "bytebpe._train",
+        ["src/bytebpe/_train.pyx"],
+        language="c++",
+        extra_compile_args=compile_args,
+    ),
 ]
 
 setup(

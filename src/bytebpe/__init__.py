@@ -17,6 +17,8 @@ from .registry import (
     get_encoding,
     list_encoding_names,
 )
+from .serialization import EncodingFileError, load
+from .training import EmptyCorpusWarning, train, train_from_files
 from .vocab_io import (
     VocabularyHashError,
     data_gym_to_mergeable_bpe_ranks,
@@ -27,7 +29,9 @@ from .vocab_io import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "EmptyCorpusWarning",
     "Encoding",
+    "EncodingFileError",
     "InvalidTokenError",
     "UnknownEncodingError",
     "UnknownModelError",
@@ -39,5 +43,8 @@ __all__ = [
     "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
+    "load",
     "load_tiktoken_bpe",
+    "train",
+    "train_from_files",
 ]

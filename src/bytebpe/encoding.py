@@ -6,6 +6,7 @@ here, before any work, with the error types tiktoken uses.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import types
 from collections.abc import Collection, Mapping, Sequence
@@ -296,6 +297,17 @@ class Encoding:
     def n_vocab(self) -> int:
         """``max_token_value + 1`` (ids may have gaps; see `max_token_value`)."""
         return self.max_token_value + 1
+
+    # ==== saving ==================================================================================
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write this encoding (ranks, pattern, special tokens, name) to one file; `bytebpe.load` reads it.
+
+        For tiktoken's format instead: ``bytebpe.dump_tiktoken_bpe(enc.mergeable_ranks, path)``.
+        """
+        from .serialization import save_encoding
+
+        save_encoding(self, path)
 
     # ==== derived encodings and pickling =========================================================
 

@@ -1,0 +1,357 @@
+# cython: language_level=3
+# distutils: language = c++
+"""Byte-level BPE training: count pre-tokens once, then merge with incremental pair counts.
+
+`PieceCounts` holds each distinct pre-token (its UTF-8 bytes) with a 64-bit count. `BPETrainer` turns them
+into words of token ids and learns merges:
+
+- pair counts: pair -> count over all words (each adjacent position counts, times the word's count);
+- pair -> words: the words where the pair may occur (a superset: a word can lose the pair later);
+- a max-heap of (count, pair) with lazy refresh: an entry's count can only be stale *high* (a pair's count
+  only falls after the merge that creates it), so when the top entry's count is current it is the true
+  maximum; a stale top is pushed back with its current count.
+
+Tie rule (rustbpe's and bpeasy's): highest count first; among equal counts the smallest (left id, right id).
+Merging pair (a, b) rewrites each word left to right, replacing every non-overlapping occurrence, leftmost
+first ("aaa" with (a, a) becomes [aa, a]), and applies the exact pair-count deltas of each replacement.
+Only the words that contain the pair are touched; the corpus is never scanned again.
+"""
+cimport cython
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.ref cimport PyObject
+from cython.operator cimport dereference as deref
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libcpp.pair cimport pair
+from libcpp.queue cimport priority_queue
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+cdef extern from "Python.h":
+    # Borrowed UTF-8 view of a str, cached inside the object (zero-copy for ASCII strings).
+    # Raises UnicodeEncodeError for lone surrogates.
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    bint PyUnicode_IS_COMPACT_ASCII(object text)
+    void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+
+# Ids are uint32 in the words, and the rest of bytebpe keeps token ids below 2**31 - 1.
+cdef enum:
+    MAX_TOKEN_ID = 0x7FFFFFFE
+
+# A heap entry: (count, ~pair key). std::pair compares lexicographically and priority_queue is a max-heap,
+# so the highest count comes first and, among equal counts, the largest ~key, i.e. the smallest
+# (left << 32 | right): the tie rule, with no comparator to write.
+ctypedef pair[int64_t, uint64_t] HeapEntry
+
+
+cdef inline uint64_t _pair_key(uint32_t left, uint32_t right) noexcept nogil:
+    return (<uint64_t>left << 32) | right
+
+
+@cython.final
+cdef class PieceCounts:
+    """Distinct pre-tokens (UTF-8 bytes) and how often each occurred, with 64-bit counts.
+
+    Memory grows with the number of distinct pieces, not with the text counted. Not for concurrent use:
+    a second thread calling in while the first counts gets a RuntimeError.
+    """
+    cdef unordered_map[string, int64_t] counts
+    cdef readonly int64_t total_pieces
+    cdef bint busy
+
+    def __len__(self):
+        return self.counts.size()
+
+    cdef int _enter(self) except -1:
+        if self.busy:
+            raise RuntimeError("PieceCounts is in use by another thread")
+        self.busy = True
+        return 0
+
+    def add_pieces(self, list pieces not None):
+        """Count each str of `pieces` once (empty ones are ignored).
+
+        The UTF-8 bytes are gathered with the GIL, then hashed without it, so another thread can run the
+        pre-tokenizer meanwhile. A piece with a lone surrogate raises UnicodeEncodeError before anything is
+        counted.
+        """
+        cdef Py_ssize_t n = PyList_GET_SIZE(pieces)
+        cdef vector[const char*] data
+        cdef vector[Py_ssize_t] sizes
+        cdef Py_ssize_t i, size
+        cdef PyObject* piece
+        for i in range(n):
+            piece = PyList_GET_ITEM(pieces, i)
+            if not isinstance(<object>piece, str):
+                raise TypeError(f"pieces must be str, got {type(<object>piece).__name__} at index {i}")
+        data.resize(n)
+        sizes.resize(n)
+        for i in range(n):
+            piece = PyList_GET_ITEM(pieces, i)
+            if PyUnicode_IS_COMPACT_ASCII(<object>piece):
+                data[i] = <const char*>PyUnicode_DATA(<object>piece)
+                sizes[i] = PyUnicode_GET_LENGTH(<object>piece)
+            else:
+                data[i] = PyUnicode_AsUTF8AndSize(<object>piece, &size)
+                sizes[i] = size
+        # `pieces` stays referenced by this frame, so the gathered pointers stay valid without the GIL.
+        self._enter()
+        try:
+            with nogil:
+                self._count(data.data(), sizes.data(), n)
+        finally:
+            self.busy = False
+
+    cdef int _count(self, const char** data, const Py_ssize_t* sizes, Py_ssize_t n) except -1 nogil:
+        cdef Py_ssize_t i
+        cdef string key
+        for i in range(n):
+            if sizes[i] > 0:
+                key.assign(data[i], sizes[i])
+                self.counts[key] += 1
+                self.total_pieces += 1
+        return 0
+
+    def add_counts(self, counts not None):
+        """Add a mapping of piece (bytes) -> count, e.g. from a pre-tokenizer that counts for itself."""
+        cdef string key
+        cdef int64_t count
+        self._enter()
+        try:
+            for piece, value in counts.items():
+                if not isinstance(piece, bytes):
+                    raise TypeError(f"pieces must be bytes, got {type(piece).__name__}")
+                if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**62:
+                    raise ValueError(f"count of {piece!r} must be an int in 0..2**62-1, got {value!r}")
+                if not piece or not value:
+                    continue
+                key = piece
+                count = value
+                self.counts[key] += count
+                self.total_pieces += count
+        finally:
+            self.busy = False
+
+    def update(self, PieceCounts other not None):
+        """Add every count of `other` (other is left unchanged)."""
+        if other is self:
+            raise ValueError("cannot add a PieceCounts to itself")
+        self._enter()
+        try:
+            for item in other.counts:
+                self.counts[item.first] += item.second
+            self.total_pieces += other.total_pieces
+        finally:
+            self.busy = False
+
+    def to_dict(self):
+        """piece bytes -> count (for tests and inspection; a copy)."""
+        return {item.first: item.second for item in self.counts}
+
+
+@cython.final
+cdef class BPETrainer:
+    """Learns merges from `PieceCounts`; `merge(k)` runs up to k more merges without the GIL.
+
+    Takes the pieces over: the `PieceCounts` is empty afterwards (its memory goes to the words).
+    `min_frequency`: a pair is merged only if its count is at least this; training stops at the first
+    best pair below it. `max_token_length` (bytes, 0 = no limit): a pair whose merged token would be
+    longer is never merged (it is dropped from the heap; shorter pairs are taken instead).
+    """
+    # Words: the ids of word w are symbols[word_start[w] : word_start[w] + word_len[w]]; they shrink in
+    # place as merges apply (a merge never lengthens a word).
+    cdef vector[uint32_t] symbols
+    cdef vector[uint64_t] word_start
+    cdef vector[uint32_t] word_len
+    cdef vector[int64_t] word_count
+    # Pairs, by a dense pair id: key (left << 32 | right), count, and the words that may contain it.
+    cdef unordered_map[uint64_t, uint32_t] pair_id
+    cdef vector[uint64_t] pair_key
+    cdef vector[int64_t] pair_count
+    cdef vector[vector[uint32_t]] pair_words
+    cdef vector[uint8_t] pair_touched       # pair ids whose count grew in the current merge
+    cdef vector[uint32_t] touched
+    cdef priority_queue[HeapEntry] heap
+    cdef vector[uint32_t] token_len         # id -> length in bytes
+    cdef vector[uint64_t] merges            # merge i: key of the pair that became id 256 + i
+    cdef int64_t min_frequency
+    cdef uint64_t max_token_length
+    cdef readonly Py_ssize_t n_words
+    cdef bint busy
+
+    def __cinit__(self, PieceCounts counts not None, int64_t min_frequency=1, Py_ssize_t max_token_length=0):
+        if min_frequency < 1:
+            raise ValueError(f"min_frequency must be at least 1, got {min_frequency}")
+        if max_token_length < 0:
+            raise ValueError(f"max_token_length must be positive (0 = no limit), got {max_token_length}")
+        self.min_frequency = min_frequency
+        self.max_token_length = <uint64_t>max_token_length
+        counts._enter()
+        try:
+            with nogil:
+                self._build_words(counts)
+                self._count_pairs()
+        finally:
+            counts.busy = False
+
+    cdef int _build_words(self, PieceCounts counts) except -1 nogil:
+        cdef size_t total = 0
+        cdef size_t length
+        cdef Py_ssize_t i
+        cdef const uint8_t* data
+        for item in counts.counts:
+            # A one-byte piece has no pair: it can never take part in a merge.
+            if item.first.size() >= 2:
+                total += item.first.size()
+        self.symbols.reserve(total)
+        for item in counts.counts:
+            length = item.first.size()
+            if length < 2:
+                continue
+            self.word_start.push_back(self.symbols.size())
+            self.word_len.push_back(<uint32_t>length)
+            self.word_count.push_back(item.second)
+            data = <const uint8_t*>item.first.data()
+            for i in range(<Py_ssize_t>length):
+                self.symbols.push_back(data[i])
+        counts.counts.clear()
+        counts.counts.rehash(0)     # give the buckets back too: the words now hold the same data
+        self.n_words = self.word_len.size()
+        self.token_len.resize(256, 1)
+        return 0
+
+    cdef inline uint32_t _pair_of(self, uint64_t key) except? 0xFFFFFFFF nogil:
+        """The id of pair `key`, created (count 0, no words) on first sight."""
+        cdef unordered_map[uint64_t, uint32_t].iterator found = self.pair_id.find(key)
+        if found != self.pair_id.end():
+            return deref(found).second
+        cdef uint32_t new_id = <uint32_t>self.pair_key.size()
+        self.pair_id[key] = new_id
+        self.pair_key.push_back(key)
+        self.pair_count.push_back(0)
+        self.pair_words.push_back(vector[uint32_t]())
+        self.pair_touched.push_back(0)
+        return new_id
+
+    cdef int _count_pairs(self) except -1 nogil:
+        cdef uint32_t w, k, p
+        cdef const uint32_t* ids
+        for w in range(<uint32_t>self.n_words):
+            ids = self.symbols.data() + self.word_start[w]
+            for k in range(self.word_len[w] - 1):
+                p = self._pair_of(_pair_key(ids[k], ids[k + 1]))
+                self.pair_count[p] += self.word_count[w]
+                # Words are visited in order, so a word already listed is the last one.
+                if self.pair_words[p].empty() or self.pair_words[p].back() != w:
+                    self.pair_words[p].push_back(w)
+        for p in range(<uint32_t>self.pair_key.size()):
+            # Counts of existing pairs only fall, so a pair below min_frequency now never reaches it.
+            if self.pair_count[p] >= self.min_frequency:
+                self.heap.push(HeapEntry(self.pair_count[p], ~self.pair_key[p]))
+        return 0
+
+    cdef inline int _add(self, uint32_t left, uint32_t right, int64_t delta, uint32_t w) except -1 nogil:
+        cdef uint32_t p = self._pair_of(_pair_key(left, right))
+        self.pair_count[p] += delta
+        if delta > 0:
+            # Only pairs with the new id gain occurrences, all during this merge: list the word once.
+            if self.pair_words[p].empty() or self.pair_words[p].back() != w:
+                self.pair_words[p].push_back(w)
+            if not self.pair_touched[p]:
+                self.pair_touched[p] = 1
+                self.touched.push_back(p)
+        return 0
+
+    cdef int _merge_word(self, uint32_t w, uint32_t a, uint32_t b, uint32_t new_id) except -1 nogil:
+        """Replace each non-overlapping (a, b) in word w, leftmost first, applying the count deltas."""
+        cdef uint32_t* ids = self.symbols.data() + self.word_start[w]
+        cdef uint32_t n = self.word_len[w]
+        cdef int64_t c = self.word_count[w]
+        cdef uint32_t i = 0, out = 0
+        while i < n:
+            if i + 1 < n and ids[i] == a and ids[i + 1] == b:
+                if out > 0:
+                    # ids[out - 1] is already rewritten: it may be new_id from the previous replacement,
+                    # which then undoes that replacement's (new_id, a) with (new_id, new_id).
+                    self._add(ids[out - 1], a, -c, w)
+                    self._add(ids[out - 1], new_id, c, w)
+                self._add(a, b, -c, w)
+                if i + 2 < n:
+                    self._add(b, ids[i + 2], -c, w)
+                    self._add(new_id, ids[i + 2], c, w)
+                ids[out] = new_id
+                out += 1
+                i += 2
+            else:
+                ids[out] = ids[i]
+                out += 1
+                i += 1
+        self.word_len[w] = out
+        return 0
+
+    cdef Py_ssize_t _merge(self, Py_ssize_t max_merges) except -1 nogil:
+        cdef Py_ssize_t done = 0
+        cdef HeapEntry top
+        cdef uint64_t key
+        cdef uint32_t p, a, b, new_id, q, w
+        cdef int64_t current
+        cdef vector[uint32_t] words
+        while done < max_merges and not self.heap.empty():
+            if self.merges.size() + 256 > MAX_TOKEN_ID:
+                break
+            top = self.heap.top()
+            self.heap.pop()
+            key = ~top.second
+            p = self.pair_id[key]
+            current = self.pair_count[p]
+            if current != top.first:
+                # Stale (counts only fall): queue again with the current count, if it still qualifies.
+                if current >= self.min_frequency:
+                    self.heap.push(HeapEntry(current, top.second))
+                continue
+            if current < self.min_frequency:
+                break   # the best pair is below the threshold, so is every other
+            a = <uint32_t>(key >> 32)
+            b = <uint32_t>(key & 0xFFFFFFFFU)
+            if self.max_token_length and self.token_len[a] + self.token_len[b] > self.max_token_length:
+                continue    # never merged: dropped for good (its id pair can only ever be this long)
+            new_id = <uint32_t>(256 + self.merges.size())
+            self.merges.push_back(key)
+            self.token_len.push_back(self.token_len[a] + self.token_len[b])
+            words.swap(self.pair_words[p])
+            for w in words:
+                self._merge_word(w, a, b, new_id)
+            words.clear()
+            vector[uint32_t]().swap(self.pair_words[p])     # free the list; the pair is gone for good
+            for q in self.touched:
+                self.pair_touched[q] = 0
+                if self.pair_count[q] >= self.min_frequency:
+                    self.heap.push(HeapEntry(self.pair_count[q], ~self.pair_key[q]))
+            self.touched.clear()
+            done += 1
+        return done
+
+    def merge(self, Py_ssize_t max_merges):
+        """Learn up to `max_merges` more merges; returns how many were learned (fewer: nothing left)."""
+        if max_merges < 0:
+            raise ValueError(f"max_merges must be >= 0, got {max_merges}")
+        if self.busy:
+            raise RuntimeError("BPETrainer is in use by another thread")
+        self.busy = True
+        cdef Py_ssize_t done
+        try:
+            with nogil:
+                done = self._merge(max_merges)
+        finally:
+            self.busy = False
+        return done
+
+    @property
+    def merges(self):
+        """The merges learned so far, in order: merge i is (left id, right id) and became id 256 + i."""
+        return [(<uint32_t>(key >> 32), <uint32_t>(key & 0xFFFFFFFFU)) for key in self.merges]
+
+    @property
+    def n_merges(self):
+        return self.merges.size()
