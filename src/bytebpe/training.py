@@ -341,17 +341,21 @@ def _is_jsonl(path: Path) -> bool:
 
 
 def _text_file_documents(file: IO[str]) -> Iterator[str]:
-    """The file in documents of about FILE_CHUNK_CHARS characters, cut only at a line end that is followed
-    by a line starting with a letter or digit: no pre-token of the known patterns crosses such a cut
-    (none contains a newline followed by a letter or digit), so the counts equal the whole file's."""
+    r"""The file in documents of about FILE_CHUNK_CHARS characters, cut only between a line that ends in one
+    non-space character + "\n" and a line that starts with a letter or digit. No pre-token of the known
+    patterns crosses such a cut, and none depends on what lies beyond it (a longer whitespace run would:
+    gpt2's ``\s+(?!\S)`` looks ahead), so the counts equal those of the whole file."""
     parts: list[str] = []
     chars = 0
+    previous = ""
     for line in file:
-        if chars >= FILE_CHUNK_CHARS and line[:1].isalnum():
+        if (chars >= FILE_CHUNK_CHARS and line[:1].isalnum() and previous.endswith("\n")
+                and len(previous) >= 2 and not previous[-2].isspace()):
             yield "".join(parts)
             parts, chars = [], 0
         parts.append(line)
         chars += len(line)
+        previous = line
     if parts:
         yield "".join(parts)
 
