@@ -13,11 +13,9 @@ corrupt or truncated file is reported, never skipped in favour of the next place
 from __future__ import annotations
 
 import hashlib
-import http.client
 import os
 import tempfile
 import threading
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,6 +268,10 @@ def _local_candidates(file: VocabularyFile) -> list[Path]:
 
 def _download(url: str) -> bytes:
     """The body at `url`; tests replace urllib.request.urlopen to serve files offline."""
+    # Imported only when a download happens: urllib.request brings in ssl and email, ~9 MB of resident
+    # memory that every process importing bytebpe (a trainer's peak memory included) would otherwise pay.
+    import urllib.request
+
     with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
         return response.read()
 
@@ -283,6 +285,8 @@ def resolve_vocabulary_file(file: VocabularyFile) -> Path:
     for candidate in _local_candidates(file):
         if candidate.is_file():
             return _check_pinned_hash(candidate, file)
+
+    import http.client     # see _download
 
     try:
         contents = _download(file.url)

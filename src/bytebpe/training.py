@@ -41,8 +41,10 @@ Pretokenizer = Callable[[str], list[str]]
 PathLike = Union[str, "os.PathLike[str]"]
 
 # Texts are pre-tokenized in batches of about this many characters; each batch's pieces are counted by a
-# worker thread without the GIL while the calling thread pre-tokenizes the next batch.
-BATCH_CHARS = 1 << 20
+# worker thread without the GIL while the calling thread pre-tokenizes the next batch. A batch's pieces
+# are ~50-byte str objects, about 10 per 40 characters of English, so 256 Ki characters of text cost ~3 MB
+# of Python objects while alive; up to three batches are.
+BATCH_CHARS = 1 << 18
 # Merges run in steps of this many, returning to Python between steps for the progress bar and Ctrl-C.
 MERGE_STEP = 512
 # Largest token id bytebpe accepts (see _core.pyx).
