@@ -17,15 +17,18 @@ first ("aaa" with (a, a) becomes [aa, a]), and applies the exact pair-count delt
 Only the words that contain the pair are touched; the corpus is never scanned again.
 """
 cimport cython
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.ref cimport PyObject
 from cython.operator cimport dereference as deref
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.pair cimport pair
 from libcpp.queue cimport priority_queue
-from libcpp.string cimport string
+from libc.string cimport memcmp
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
+
+from ._hashing cimport _hash_bytes, _head_word
 
 cdef extern from "Python.h":
     # Borrowed UTF-8 view of a str, cached inside the object (zero-copy for ASCII strings).
@@ -49,24 +52,102 @@ cdef inline uint64_t _pair_key(uint32_t left, uint32_t right) noexcept nogil:
     return (<uint64_t>left << 32) | right
 
 
+# One distinct piece: its bytes are blob[offset : offset + length].
+cdef struct PieceEntry:
+    uint64_t hash
+    uint64_t head       # _head_word of the bytes: with the length, settles most comparisons alone
+    uint64_t offset
+    int64_t count
+    uint32_t length
+
+# Slots hold entry index + 1 (0 = empty); kept at most half full.
+cdef enum:
+    INITIAL_SLOTS = 1 << 16
+# At most this many distinct pieces (slot values are uint32 with 0 reserved).
+cdef enum:
+    MAX_PIECES = 0xFFFFFFF0U
+
+
 @cython.final
 cdef class PieceCounts:
     """Distinct pre-tokens (UTF-8 bytes) and how often each occurred, with 64-bit counts.
 
-    Memory grows with the number of distinct pieces, not with the text counted. Not for concurrent use:
-    a second thread calling in while the first counts gets a RuntimeError.
+    An open-addressing hash table (linear probing) over one byte arena: ~40 bytes per distinct piece plus
+    its bytes, and no allocation per piece. Memory grows with the number of distinct pieces, not with the
+    text counted. Not for concurrent use: a second thread calling in while the first counts gets a
+    RuntimeError.
     """
-    cdef unordered_map[string, int64_t] counts
+    cdef vector[uint8_t] blob
+    cdef vector[PieceEntry] entries
+    cdef vector[uint32_t] slots
+    cdef uint64_t mask
     cdef readonly int64_t total_pieces
     cdef bint busy
 
+    def __cinit__(self):
+        self.slots.assign(INITIAL_SLOTS, 0)
+        self.mask = INITIAL_SLOTS - 1
+
     def __len__(self):
-        return self.counts.size()
+        return self.entries.size()
 
     cdef int _enter(self) except -1:
         if self.busy:
             raise RuntimeError("PieceCounts is in use by another thread")
         self.busy = True
+        return 0
+
+    cdef int _grow(self) except -1 nogil:
+        cdef uint64_t i
+        cdef uint32_t k
+        self.slots.assign(2 * self.slots.size(), 0)
+        self.mask = self.slots.size() - 1
+        for k in range(<uint32_t>self.entries.size()):
+            i = self.entries[k].hash & self.mask
+            while self.slots[i] != 0:
+                i = (i + 1) & self.mask
+            self.slots[i] = k + 1
+        return 0
+
+    cdef int _add(self, const uint8_t* data, size_t n, int64_t count) except -1 nogil:
+        """Add `count` to the piece data[:n] (n >= 1), inserting it on first sight."""
+        cdef uint64_t head = _head_word(data, n)
+        cdef uint64_t h = _hash_bytes(head, data, n)
+        cdef uint64_t i = h & self.mask
+        cdef uint32_t slot
+        cdef PieceEntry* entry
+        while True:
+            slot = self.slots[i]
+            if slot == 0:
+                break
+            entry = &self.entries[slot - 1]
+            if (entry.hash == h and entry.length == n and entry.head == head
+                    and (n <= 8 or memcmp(self.blob.data() + entry.offset, data, n) == 0)):
+                entry.count += count
+                return 0
+            i = (i + 1) & self.mask
+        if self.entries.size() >= MAX_PIECES:
+            with gil:
+                raise MemoryError("more than 4 billion distinct pre-tokens")
+        cdef PieceEntry added
+        added.hash = h
+        added.head = head
+        added.offset = self.blob.size()
+        added.count = count
+        added.length = <uint32_t>n
+        self.blob.insert(self.blob.end(), data, data + n)
+        self.entries.push_back(added)
+        self.slots[i] = <uint32_t>self.entries.size()
+        if 2 * self.entries.size() > self.slots.size():
+            self._grow()
+        return 0
+
+    cdef int _release(self) except -1 nogil:
+        """Free everything (the trainer took the pieces over)."""
+        vector[uint8_t]().swap(self.blob)
+        vector[PieceEntry]().swap(self.entries)
+        self.slots.assign(INITIAL_SLOTS, 0)
+        self.mask = INITIAL_SLOTS - 1
         return 0
 
     def add_pieces(self, list pieces not None):
@@ -99,37 +180,29 @@ cdef class PieceCounts:
         self._enter()
         try:
             with nogil:
-                self._count(data.data(), sizes.data(), n)
+                for i in range(n):
+                    if sizes[i] > 0:
+                        self._add(<const uint8_t*>data[i], sizes[i], 1)
+                        self.total_pieces += 1
         finally:
             self.busy = False
 
-    cdef int _count(self, const char** data, const Py_ssize_t* sizes, Py_ssize_t n) except -1 nogil:
-        cdef Py_ssize_t i
-        cdef string key
-        for i in range(n):
-            if sizes[i] > 0:
-                key.assign(data[i], sizes[i])
-                self.counts[key] += 1
-                self.total_pieces += 1
-        return 0
-
     def add_counts(self, counts not None):
         """Add a mapping of piece (bytes) -> count, e.g. from a pre-tokenizer that counts for itself."""
-        cdef string key
-        cdef int64_t count
+        items = list(counts.items())
+        for piece, value in items:
+            if not isinstance(piece, bytes):
+                raise TypeError(f"pieces must be bytes, got {type(piece).__name__}")
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**62:
+                raise ValueError(f"count of {piece!r} must be an int in 0..2**62-1, got {value!r}")
+        cdef bytes key
         self._enter()
         try:
-            for piece, value in counts.items():
-                if not isinstance(piece, bytes):
-                    raise TypeError(f"pieces must be bytes, got {type(piece).__name__}")
-                if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**62:
-                    raise ValueError(f"count of {piece!r} must be an int in 0..2**62-1, got {value!r}")
-                if not piece or not value:
-                    continue
+            for piece, value in items:
                 key = piece
-                count = value
-                self.counts[key] += count
-                self.total_pieces += count
+                if len(key) and value:
+                    self._add(<const uint8_t*><const char*>key, len(key), value)
+                    self.total_pieces += value
         finally:
             self.busy = False
 
@@ -138,16 +211,19 @@ cdef class PieceCounts:
         if other is self:
             raise ValueError("cannot add a PieceCounts to itself")
         self._enter()
+        cdef PieceEntry entry
         try:
-            for item in other.counts:
-                self.counts[item.first] += item.second
+            for entry in other.entries:
+                self._add(other.blob.data() + entry.offset, entry.length, entry.count)
             self.total_pieces += other.total_pieces
         finally:
             self.busy = False
 
     def to_dict(self):
         """piece bytes -> count (for tests and inspection; a copy)."""
-        return {item.first: item.second for item in self.counts}
+        cdef PieceEntry entry
+        return {PyBytes_FromStringAndSize(<const char*>self.blob.data() + entry.offset, entry.length): entry.count
+                for entry in self.entries}
 
 
 @cython.final
@@ -197,26 +273,23 @@ cdef class BPETrainer:
 
     cdef int _build_words(self, PieceCounts counts) except -1 nogil:
         cdef size_t total = 0
-        cdef size_t length
-        cdef Py_ssize_t i
+        cdef uint32_t i
         cdef const uint8_t* data
-        for item in counts.counts:
+        for entry in counts.entries:
             # A one-byte piece has no pair: it can never take part in a merge.
-            if item.first.size() >= 2:
-                total += item.first.size()
+            if entry.length >= 2:
+                total += entry.length
         self.symbols.reserve(total)
-        for item in counts.counts:
-            length = item.first.size()
-            if length < 2:
+        for entry in counts.entries:
+            if entry.length < 2:
                 continue
             self.word_start.push_back(self.symbols.size())
-            self.word_len.push_back(<uint32_t>length)
-            self.word_count.push_back(item.second)
-            data = <const uint8_t*>item.first.data()
-            for i in range(<Py_ssize_t>length):
+            self.word_len.push_back(entry.length)
+            self.word_count.push_back(entry.count)
+            data = counts.blob.data() + entry.offset
+            for i in range(entry.length):
                 self.symbols.push_back(data[i])
-        counts.counts.clear()
-        counts.counts.rehash(0)     # give the buckets back too: the words now hold the same data
+        counts._release()     # the words now hold the same data
         self.n_words = self.word_len.size()
         self.token_len.resize(256, 1)
         return 0
