@@ -25,7 +25,6 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.pair cimport pair
 from libcpp.queue cimport priority_queue
 from libc.string cimport memcmp
-from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 from ._hashing cimport _hash_bytes, _head_word
@@ -50,6 +49,12 @@ ctypedef pair[int64_t, uint64_t] HeapEntry
 
 cdef inline uint64_t _pair_key(uint32_t left, uint32_t right) noexcept nogil:
     return (<uint64_t>left << 32) | right
+
+
+cdef inline uint64_t _mix_key(uint64_t key) noexcept nogil:
+    """Spread a pair key over the table's low bits (the ids themselves cluster)."""
+    key = (key ^ (key >> 31)) * 0xBF58476D1CE4E5B9ULL
+    return key ^ (key >> 29)
 
 
 # One distinct piece: its bytes are blob[offset : offset + length].
@@ -242,7 +247,9 @@ cdef class BPETrainer:
     cdef vector[uint32_t] word_len
     cdef vector[int64_t] word_count
     # Pairs, by a dense pair id: key (left << 32 | right), count, and the words that may contain it.
-    cdef unordered_map[uint64_t, uint32_t] pair_id
+    # pair_slots is an open-addressing table (linear probing, at most half full) of pair id + 1 by key.
+    cdef vector[uint32_t] pair_slots
+    cdef uint64_t pair_mask
     cdef vector[uint64_t] pair_key
     cdef vector[int64_t] pair_count
     cdef vector[vector[uint32_t]] pair_words
@@ -263,6 +270,8 @@ cdef class BPETrainer:
             raise ValueError(f"max_token_length must be positive (0 = no limit), got {max_token_length}")
         self.min_frequency = min_frequency
         self.max_token_length = <uint64_t>max_token_length
+        self.pair_slots.assign(INITIAL_SLOTS, 0)
+        self.pair_mask = INITIAL_SLOTS - 1
         counts._enter()
         try:
             with nogil:
@@ -296,16 +305,39 @@ cdef class BPETrainer:
 
     cdef inline uint32_t _pair_of(self, uint64_t key) except? 0xFFFFFFFF nogil:
         """The id of pair `key`, created (count 0, no words) on first sight."""
-        cdef unordered_map[uint64_t, uint32_t].iterator found = self.pair_id.find(key)
-        if found != self.pair_id.end():
-            return deref(found).second
+        cdef uint64_t i = _mix_key(key) & self.pair_mask
+        cdef uint32_t slot
+        while True:
+            slot = self.pair_slots[i]
+            if slot == 0:
+                break
+            if self.pair_key[slot - 1] == key:
+                return slot - 1
+            i = (i + 1) & self.pair_mask
         cdef uint32_t new_id = <uint32_t>self.pair_key.size()
-        self.pair_id[key] = new_id
+        if new_id >= MAX_PIECES:
+            with gil:
+                raise MemoryError("more than 4 billion distinct pairs")
+        self.pair_slots[i] = new_id + 1
         self.pair_key.push_back(key)
         self.pair_count.push_back(0)
         self.pair_words.push_back(vector[uint32_t]())
         self.pair_touched.push_back(0)
+        if 2 * self.pair_key.size() > self.pair_slots.size():
+            self._grow_pairs()
         return new_id
+
+    cdef int _grow_pairs(self) except -1 nogil:
+        cdef uint64_t i
+        cdef uint32_t p
+        self.pair_slots.assign(2 * self.pair_slots.size(), 0)
+        self.pair_mask = self.pair_slots.size() - 1
+        for p in range(<uint32_t>self.pair_key.size()):
+            i = _mix_key(self.pair_key[p]) & self.pair_mask
+            while self.pair_slots[i] != 0:
+                i = (i + 1) & self.pair_mask
+            self.pair_slots[i] = p + 1
+        return 0
 
     cdef int _count_pairs(self) except -1 nogil:
         cdef uint32_t w, k, p
@@ -327,7 +359,10 @@ cdef class BPETrainer:
     cdef inline int _add(self, uint32_t left, uint32_t right, int64_t delta, uint32_t w) except -1 nogil:
         cdef uint32_t p = self._pair_of(_pair_key(left, right))
         self.pair_count[p] += delta
-        if delta > 0:
+        if self.pair_count[p] == 0:
+            # Gone from every word: its word list is only memory now (it is refilled if the pair returns).
+            vector[uint32_t]().swap(self.pair_words[p])
+        elif delta > 0:
             # Only pairs with the new id gain occurrences, all during this merge: list the word once.
             if self.pair_words[p].empty() or self.pair_words[p].back() != w:
                 self.pair_words[p].push_back(w)
@@ -376,7 +411,7 @@ cdef class BPETrainer:
             top = self.heap.top()
             self.heap.pop()
             key = ~top.second
-            p = self.pair_id[key]
+            p = self._pair_of(key)
             current = self.pair_count[p]
             if current != top.first:
                 # Stale (counts only fall): queue again with the current count, if it still qualifies.
@@ -424,6 +459,11 @@ cdef class BPETrainer:
     def merges(self):
         """The merges learned so far, in order: merge i is (left id, right id) and became id 256 + i."""
         return [(<uint32_t>(key >> 32), <uint32_t>(key & 0xFFFFFFFFU)) for key in self.merges]
+
+    @property
+    def n_pairs(self):
+        """Distinct pairs seen so far (including those merged or gone)."""
+        return self.pair_key.size()
 
     @property
     def n_merges(self):

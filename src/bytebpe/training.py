@@ -42,9 +42,9 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 # Texts are pre-tokenized in batches of about this many characters; each batch's pieces are counted by a
 # worker thread without the GIL while the calling thread pre-tokenizes the next batch. A batch's pieces
-# are ~50-byte str objects, about 10 per 40 characters of English, so 256 Ki characters of text cost ~3 MB
-# of Python objects while alive; up to three batches are.
-BATCH_CHARS = 1 << 18
+# are ~50-byte str objects, about 10 per 40 characters of English, so 64 Ki characters of text cost ~1 MB
+# of Python objects while alive; up to three batches are. Smaller batches cost more thread hand-offs.
+BATCH_CHARS = 1 << 16
 # Merges run in steps of this many, returning to Python between steps for the progress bar and Ctrl-C.
 MERGE_STEP = 512
 # Largest token id bytebpe accepts (see _core.pyx).
@@ -260,9 +260,11 @@ def train_from_counts(
     finally:
         if bar is not None:
             bar.close()
-    merges = trainer.merges
+    merges, n_words = trainer.merges, trainer.n_words
+    # Free the trainer's tables before the Encoding builds its own: the peaks do not add up.
+    del trainer
     if len(merges) < n_merges:
-        why = "no pre-token pair" if trainer.n_words == 0 else f"only {len(merges)} merges"
+        why = "no pre-token pair" if n_words == 0 else f"only {len(merges)} merges"
         warnings.warn(
             f"the corpus allows {why} (asked for {n_merges}"
             + (f" with min_frequency={min_frequency}" if min_frequency > 1 else "")
