@@ -248,7 +248,8 @@ def train_from_counts(
     """Learn merges from counted pre-tokens (consumed: `counts` is empty afterwards) and build the Encoding."""
     planned, n_merges = _plan_special_tokens(special_tokens, vocab_size)
     _check_options(min_frequency, max_token_length, name)
-    trainer = _train.BPETrainer(counts, min_frequency, max_token_length or 0)
+    # Beyond 2**62 both limits mean "none": clamped so that the C integers cannot overflow.
+    trainer = _train.BPETrainer(counts, min(min_frequency, 2**62), min(max_token_length or 0, 2**62))
     bar = _progress_bar(progress, desc="learning merges", unit="merge", total=n_merges)
     try:
         while trainer.n_merges < n_merges:
