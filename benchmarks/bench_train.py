@@ -32,20 +32,13 @@ LARGE_PARTS = ["english_prose.txt", "english_tech.txt", "code.txt", "multilingua
 # ==== the worker: one training in this process ==================================================
 
 
-def _peak_rss_mb() -> float:
+def _status_mb(field: str) -> float:
+    """A memory figure of this process from /proc/self/status: VmHWM (peak resident) or VmRSS (now)."""
     with open("/proc/self/status") as status:
         for line in status:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
-
-
-def _current_rss_mb() -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
+    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 def _train_bytebpe(path: Path, vocab_size: int, pattern: str) -> dict[bytes, int]:
@@ -110,11 +103,11 @@ def worker(trainer: str, path: Path, vocab_size: int, out: Path, pattern: str) -
         __import__(trainer)
     else:
         import bytebpe  # noqa: F401
-    baseline = _current_rss_mb()
+    baseline = _status_mb("VmRSS")
     start = time.perf_counter()
     ranks = train(path, vocab_size, pattern)
     seconds = time.perf_counter() - start
-    peak = _peak_rss_mb()
+    peak = _status_mb("VmHWM")
     ordered = [token.hex() for token, _ in sorted(ranks.items(), key=lambda item: item[1])]
     out.write_text(json.dumps({"seconds": seconds, "peak_mb": peak, "baseline_mb": baseline, "tokens": ordered}))
 

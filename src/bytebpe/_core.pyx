@@ -23,15 +23,16 @@ from libc.string cimport memcmp, memcpy
 from libcpp.queue cimport priority_queue
 from libcpp.vector cimport vector
 
-from ._hashing cimport _hash_bytes, _head_word, _load32, _load64
-
-cdef extern from "Python.h":
-    # Borrowed UTF-8 view of a str, cached inside the object (zero-copy for ASCII strings).
-    # Raises UnicodeEncodeError for lone surrogates.
-    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
-    bint PyUnicode_IS_COMPACT_ASCII(object text)
-    void* PyUnicode_DATA(object text)
-    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+from ._shared cimport (
+    PyUnicode_AsUTF8AndSize,
+    PyUnicode_DATA,
+    PyUnicode_GET_LENGTH,
+    PyUnicode_IS_COMPACT_ASCII,
+    _hash_bytes,
+    _head_word,
+    _load32,
+    _load64,
+)
 
 
 # Pieces up to this many bytes merge by flat scan; longer ones by heap. Measured on the real vocabularies:

@@ -20,22 +20,20 @@ cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.ref cimport PyObject
-from cython.operator cimport dereference as deref
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcmp
 from libcpp.pair cimport pair
 from libcpp.queue cimport priority_queue
-from libc.string cimport memcmp
 from libcpp.vector cimport vector
 
-from ._hashing cimport _hash_bytes, _head_word
-
-cdef extern from "Python.h":
-    # Borrowed UTF-8 view of a str, cached inside the object (zero-copy for ASCII strings).
-    # Raises UnicodeEncodeError for lone surrogates.
-    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
-    bint PyUnicode_IS_COMPACT_ASCII(object text)
-    void* PyUnicode_DATA(object text)
-    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+from ._shared cimport (
+    PyUnicode_AsUTF8AndSize,
+    PyUnicode_DATA,
+    PyUnicode_GET_LENGTH,
+    PyUnicode_IS_COMPACT_ASCII,
+    _hash_bytes,
+    _head_word,
+)
 
 # Ids are uint32 in the words, and the rest of bytebpe keeps token ids below 2**31 - 1.
 cdef enum:

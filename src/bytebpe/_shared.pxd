@@ -1,11 +1,21 @@
 # cython: language_level=3
-"""Byte-string hashing shared by the compiled modules: inline, so each caller gets its own copy inlined.
+"""What the compiled modules share: the UTF-8 views of str they read pieces through, and byte hashing.
 
-`_head_word` plus the length identifies a string's first 8 bytes; `_hash_bytes` mixes in the rest a word
-at a time (multiply-xorshift). Fast on the short strings tokens and pre-tokens mostly are.
+The functions are inline, so each module gets its own inlined copy. `_head_word` plus the length identifies
+a string's first 8 bytes; `_hash_bytes` mixes in the rest a word at a time (multiply-xorshift), fast on the
+short strings tokens and pre-tokens mostly are.
 """
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
+
+
+cdef extern from "Python.h":
+    # Borrowed UTF-8 view of a str, cached inside the object (zero-copy for ASCII strings).
+    # Raises UnicodeEncodeError for lone surrogates.
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    bint PyUnicode_IS_COMPACT_ASCII(object text)
+    void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
 
 
 cdef inline uint64_t _load64(const uint8_t* data) noexcept nogil:
