@@ -134,18 +134,29 @@ def available(trainer: str) -> bool:
     return True
 
 
+def default_corpus_dir() -> Path:
+    """Where tests/conftest.py looks too: BYTEBPE_CORPUS_DIR, or `corpus` beside BYTEBPE_DATA_DIR."""
+    if os.environ.get("BYTEBPE_CORPUS_DIR"):
+        return Path(os.environ["BYTEBPE_CORPUS_DIR"])
+    data_dir = os.environ.get("BYTEBPE_DATA_DIR", "").split(os.pathsep)[0]
+    if data_dir:
+        return Path(data_dir).parent / "corpus"
+    return Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
 def load_average() -> str:
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus-dir", type=Path,
-                        default=Path(os.environ.get("BYTEBPE_CORPUS_DIR", Path(__file__).resolve().parents[2] / "shared" / "corpus")))
+    parser.add_argument("--corpus-dir", type=Path, default=default_corpus_dir(),
+                        help="default: $BYTEBPE_CORPUS_DIR, else corpus beside $BYTEBPE_DATA_DIR, else ../shared/corpus")
     parser.add_argument("--quick", action="store_true", help="train_1mb.txt at vocab 2048 only")
     parser.add_argument("--vocab", type=int, nargs="+", default=None)
     parser.add_argument("--repeat", type=int, default=1, help="runs per trainer; the fastest counts")
-    parser.add_argument("--no-large", action="store_true", help="skip the ~75 MB concatenation")
+    parser.add_argument("--sizes", nargs="+", default=["10mb", "75mb"], choices=["10mb", "75mb"],
+                        help="train_10mb.txt and/or the ~75 MB concatenation (default both)")
     parser.add_argument("--trainers", nargs="+", default=TRAINERS, choices=TRAINERS)
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -179,8 +190,10 @@ def main() -> int:
     status = 0
     with tempfile.TemporaryDirectory(prefix="bytebpe-bench-") as scratch_name:
         scratch = Path(scratch_name)
-        corpora = [args.corpus_dir / ("train_1mb.txt" if args.quick else "train_10mb.txt")]
-        if not args.quick and not args.no_large:
+        corpora = []
+        if args.quick or "10mb" in args.sizes:
+            corpora.append(args.corpus_dir / ("train_1mb.txt" if args.quick else "train_10mb.txt"))
+        if not args.quick and "75mb" in args.sizes:
             large = scratch / "concat_75mb.txt"
             with open(large, "wb") as out:
                 for part in LARGE_PARTS:
