@@ -12,9 +12,7 @@ corrupt or truncated file is reported, never skipped in favour of the next place
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -232,10 +230,14 @@ def tiktoken_cache_dir() -> Path | None:
         if variable in os.environ:
             value = os.environ[variable]
             return Path(value).expanduser() if value else None
+    import tempfile     # imported where needed: see _download
+
     return Path(tempfile.gettempdir()) / "data-gym-cache"
 
 
 def _tiktoken_cache_entry(file: VocabularyFile) -> str:
+    import hashlib      # imported where needed: see _download
+
     return hashlib.sha1(file.url.encode("utf-8")).hexdigest()
 
 
@@ -270,6 +272,7 @@ def _download(url: str) -> bytes:
     """The body at `url`; tests replace urllib.request.urlopen to serve files offline."""
     # Imported only when a download happens: urllib.request brings in ssl and email, ~9 MB of resident
     # memory that every process importing bytebpe (a trainer's peak memory included) would otherwise pay.
+    # hashlib (OpenSSL, ~4 MB) and tempfile are imported where they are used for the same reason.
     import urllib.request
 
     with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
@@ -292,6 +295,8 @@ def resolve_vocabulary_file(file: VocabularyFile) -> Path:
         contents = _download(file.url)
     except (OSError, http.client.HTTPException) as error:  # URLError and timeouts are OSErrors
         raise VocabularyNotFoundError(_not_found_message(file, error)) from error
+    import hashlib
+
     actual = hashlib.sha256(contents).hexdigest()
     if actual != file.sha256:
         # Checked before writing, so the cache never holds a file that fails the check.

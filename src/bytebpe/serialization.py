@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import os
 from typing import TYPE_CHECKING, Any
@@ -35,6 +34,8 @@ class EncodingFileError(ValueError):
 
 
 def _checksum(fields: dict[str, Any]) -> str:
+    import hashlib  # imported where needed: OpenSSL costs ~4 MB of resident memory per process
+
     canonical = json.dumps(fields, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
