@@ -156,9 +156,8 @@ cdef class PieceCounts:
     def add_pieces(self, list pieces not None):
         """Count each str of `pieces` once (empty ones are ignored).
 
-        The UTF-8 bytes are gathered with the GIL, then hashed without it, so another thread can run the
-        pre-tokenizer meanwhile. A piece with a lone surrogate raises UnicodeEncodeError before anything is
-        counted.
+        The UTF-8 bytes are gathered with the GIL, then hashed without it, so other threads run meanwhile.
+        A piece with a lone surrogate raises UnicodeEncodeError before anything is counted.
         """
         cdef Py_ssize_t n = PyList_GET_SIZE(pieces)
         cdef vector[const char*] data
