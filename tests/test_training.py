@@ -241,6 +241,12 @@ def test_empty_corpus_gives_the_256_bytes_and_says_so():
         assert enc.special_tokens == {"<|end|>": 256}
 
 
+def test_a_corpus_of_single_characters_has_no_pair_either():
+    with pytest.warns(EmptyCorpusWarning):
+        enc = bytebpe.train(["a", "b", " ", "."] * 10, 300, pattern=r".")
+    assert len(enc.mergeable_ranks) == 256
+
+
 def test_a_generator_is_read_once_and_streamed():
     consumed = []
 

@@ -252,7 +252,7 @@ def train_from_counts(
             + (f" with min_frequency={min_frequency}" if min_frequency > 1 else "")
             + (f" and max_token_length={max_token_length}" if max_token_length else "")
             + f"): the vocabulary has {256 + len(merges)} mergeable tokens, not {256 + n_merges}",
-            EmptyCorpusWarning if not merges else UserWarning,
+            EmptyCorpusWarning if n_words == 0 else UserWarning,
             stacklevel=3,
         )
     return _encoding_from_merges(merges, pat_str, planned, name or f"bpe_{vocab_size}")
