@@ -8,8 +8,6 @@ from __future__ import annotations
 import collections
 import gzip
 import json
-import threading
-import time
 import warnings
 from pathlib import Path
 
@@ -23,6 +21,8 @@ from bytebpe import _train
 from bytebpe._reference import bpe_train
 from bytebpe.patterns import CL100K_PATTERN, O200K_PATTERN, R50K_PATTERN
 from bytebpe.training import EmptyCorpusWarning
+
+from .gil import ticks_during
 
 # The seeds' toy corpus: each word is its own text, so with any of the known patterns it is one pre-token.
 TOY_CORPUS = ["low"] * 5 + ["lower"] * 2 + ["newest"] * 6 + ["widest"] * 3
@@ -348,25 +348,7 @@ def test_another_thread_keeps_running_while_merges_are_learned(corpus_dir: Path)
     text = (corpus_dir / "multilingual.txt").read_text(encoding="utf-8")[:1_000_000]
     counts.add_pieces(regex.compile(CL100K_PATTERN).findall(text))
     trainer = _train.BPETrainer(counts)
-    ticks = 0
-    running = True
-
-    def count() -> None:
-        nonlocal ticks
-        while running:
-            ticks += 1
-            time.sleep(0.0005)
-
-    counter = threading.Thread(target=count)
-    counter.start()
-    time.sleep(0.01)
-    before = ticks
-    started = time.perf_counter()
-    trainer.merge(20_000)     # one call: control comes back to Python only at the end
-    elapsed = time.perf_counter() - started
-    during = ticks - before
-    running = False
-    counter.join()
+    during, elapsed = ticks_during(lambda: trainer.merge(20_000))   # control returns only at the end
     # With the GIL held for the whole call the counter could tick at most once or twice.
     assert elapsed > 0.05, "the input is too small to show anything"
     assert during >= 10, f"only {during} ticks in {elapsed:.2f} s: the merge loop held the GIL"
