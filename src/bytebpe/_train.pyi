@@ -1,6 +1,7 @@
 """Typed stubs for the compiled trainer (`_train.pyx`)."""
-from typing import Mapping
+from typing import Mapping, final
 
+@final
 class PieceCounts:
     """Distinct pre-tokens (UTF-8 bytes) with 64-bit counts."""
 
@@ -11,6 +12,7 @@ class PieceCounts:
     def update(self, other: PieceCounts) -> None: ...
     def to_dict(self) -> dict[bytes, int]: ...
 
+@final
 class BPETrainer:
     """Learns merges from PieceCounts (which it empties) with incremental pair counts and a lazy heap."""
 
