@@ -20,7 +20,7 @@ extensions = [
         language="c++",
         extra_compile_args=compile_args,
     )
-    for name in ("_pretokenize", "_core")
+    for name in ("_pretokenize", "_core", "_train")
 ]
 
 setup(

@@ -1,12 +1,12 @@
 """Batches and threads: results equal a serial loop, in order, and a long encode does not hold the GIL."""
 from __future__ import annotations
 
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import bytebpe
 from bytebpe import batching
+
+from .gil import ticks_during
 
 
 def documents(corpus_dir, count=400):
@@ -61,25 +61,7 @@ def test_another_thread_keeps_running_during_a_long_encode(data_dir):
     enc = bytebpe.get_encoding("cl100k_base")
     # One piece of 4 MB of punctuation: almost all of its time is spent merging, none in the regex.
     text = "-=" * 2_000_000
-    ticks = 0
-    running = True
-
-    def count() -> None:
-        nonlocal ticks
-        while running:
-            ticks += 1
-            time.sleep(0.0005)
-
-    counter = threading.Thread(target=count)
-    counter.start()
-    time.sleep(0.01)
-    before = ticks
-    started = time.perf_counter()
-    enc.encode_ordinary(text)
-    elapsed = time.perf_counter() - started
-    during = ticks - before
-    running = False
-    counter.join()
+    during, elapsed = ticks_during(lambda: enc.encode_ordinary(text))
     # With the GIL held for the whole encode the counter could tick at most once or twice.
     assert elapsed > 0.05, "the input is too small to show anything"
     assert during >= 10, f"only {during} ticks in {elapsed:.2f} s: the encode held the GIL"

@@ -19,6 +19,8 @@ from .registry import (
     get_encoding,
     list_encoding_names,
 )
+from .serialization import EncodingFileError, load
+from .training import EmptyCorpusWarning, train, train_from_files
 from .vocab_io import (
     VocabularyHashError,
     data_gym_to_mergeable_bpe_ranks,
@@ -34,8 +36,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BadDocumentError",
+    "EmptyCorpusWarning",
     "EncodeSummary",
     "Encoding",
+    "EncodingFileError",
     "FileStats",
     "InvalidTokenError",
     "UnknownEncodingError",
@@ -50,7 +54,10 @@ __all__ = [
     "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
+    "load",
     "load_tiktoken_bpe",
+    "train",
+    "train_from_files",
 ]
 
 # The dataset tools bring numpy, gzip, json and threads along (~70 ms): they are imported on first use, so

@@ -26,19 +26,21 @@ from libcpp.vector cimport vector
 
 from bytebpe._pretokenize cimport PatternKind, Scanner, scan_pieces
 
+from ._shared cimport (
+    PyUnicode_AsUTF8AndSize,
+    PyUnicode_AsUTF8String,
+    PyUnicode_DATA,
+    PyUnicode_GET_LENGTH,
+    PyUnicode_IS_COMPACT_ASCII,
+    _hash_bytes,
+    _head_word,
+    _load32,
+    _load64,
+)
+
 cdef extern from *:
     # A hint to start loading a cache line now; it never faults, whatever the address.
     void __builtin_prefetch(const void* address) noexcept nogil
-
-cdef extern from "Python.h":
-    # Borrowed UTF-8 view of a str, cached inside the object (zero-copy for ASCII strings).
-    # Raises UnicodeEncodeError for lone surrogates.
-    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
-    # A new bytes object holding the UTF-8 of a str. Raises UnicodeEncodeError for lone surrogates.
-    bytes PyUnicode_AsUTF8String(object text)
-    bint PyUnicode_IS_COMPACT_ASCII(object text)
-    void* PyUnicode_DATA(object text)
-    Py_ssize_t PyUnicode_GET_LENGTH(object text)
 
 
 # Pieces up to this many bytes merge by flat scan; longer ones by heap. Measured on the real vocabularies:
@@ -96,47 +98,6 @@ cdef struct Span:
     const uint8_t* data
     Py_ssize_t size
     Rank rank
-
-
-cdef inline uint64_t _load64(const uint8_t* data) noexcept nogil:
-    cdef uint64_t word
-    memcpy(&word, data, 8)    # constant size: compiles to one unaligned load
-    return word
-
-
-cdef inline uint32_t _load32(const uint8_t* data) noexcept nogil:
-    cdef uint32_t word
-    memcpy(&word, data, 4)
-    return word
-
-
-cdef inline uint64_t _head_word(const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    """A word that, together with n, identifies the first min(n, 8) bytes of `data`.
-
-    Built from fixed-size (possibly overlapping) loads instead of a variable-length copy, which would be a
-    library call on the hottest path. Only ever compared between byte strings of the same length.
-    """
-    if n >= 8:
-        return _load64(data)
-    if n >= 4:
-        return <uint64_t>_load32(data) | (<uint64_t>_load32(data + n - 4) << 32)
-    return <uint64_t>data[0] | (<uint64_t>data[n >> 1] << 8) | (<uint64_t>data[n - 1] << 16)
-
-
-cdef inline uint64_t _hash_bytes(uint64_t head, const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    """64-bit hash of a byte string whose head word is `head`: word-at-a-time multiply-xorshift."""
-    cdef uint64_t h = (head ^ (0x9E3779B97F4A7C15ULL * <uint64_t>n)) * 0xBF58476D1CE4E5B9ULL
-    cdef Py_ssize_t offset = 8
-    while offset + 8 <= n:
-        h = ((h ^ (h >> 31)) ^ _load64(data + offset)) * 0xBF58476D1CE4E5B9ULL
-        offset += 8
-    if offset < n:
-        # The last 8 bytes, overlapping what was already mixed in: n >= 9 here, so they exist.
-        h = ((h ^ (h >> 31)) ^ _load64(data + n - 8)) * 0xBF58476D1CE4E5B9ULL
-    h ^= h >> 32
-    h *= 0x94D049BB133111EBULL
-    h ^= h >> 29
-    return h
 
 
 cdef inline uint64_t _bloom_bits(uint64_t h) noexcept nogil:

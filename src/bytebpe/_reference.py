@@ -32,3 +32,59 @@ def bpe_encode_piece(piece: bytes, mergeable_ranks: Mapping[bytes, int]) -> list
             break
         parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
     return [mergeable_ranks[part] for part in parts]
+
+
+def bpe_train(
+    piece_counts: Mapping[bytes, int],
+    n_merges: int,
+    *,
+    min_frequency: int = 1,
+    max_token_length: int | None = None,
+) -> list[tuple[int, int]]:
+    """The merges BPE training learns from pre-tokens (bytes) and their counts: the seeds' loop on bytes.
+
+    Each round counts every adjacent pair of ids in every piece (times the piece's count) and merges the
+    best pair: the highest count, and among equal counts the smallest (left id, right id). Merge i gets
+    id 256 + i and replaces each non-overlapping occurrence, scanning left to right. A pair whose merged
+    token would exceed `max_token_length` bytes is never chosen; training stops early when no pair is
+    left or the best count is below `min_frequency`.
+
+    >>> bpe_train({b"aaa": 1}, 5)       # (a, a) counts 2 in "aaa"; replaced once, leftmost: [aa, a]
+    [(97, 97), (256, 97)]
+    """
+    words = [(list(piece), count) for piece, count in piece_counts.items() if count > 0]
+    token_len = [1] * 256
+    merges: list[tuple[int, int]] = []
+    while len(merges) < n_merges:
+        pair_counts: dict[tuple[int, int], int] = {}
+        for ids, count in words:
+            for pair in zip(ids, ids[1:]):
+                pair_counts[pair] = pair_counts.get(pair, 0) + count
+        allowed = [
+            (count, pair) for pair, count in pair_counts.items()
+            if max_token_length is None or token_len[pair[0]] + token_len[pair[1]] <= max_token_length
+        ]
+        if not allowed:
+            break
+        best_count, best = min(allowed, key=lambda item: (-item[0], item[1]))
+        if best_count < min_frequency:
+            break
+        new_id = 256 + len(merges)
+        merges.append(best)
+        token_len.append(token_len[best[0]] + token_len[best[1]])
+        words = [(_replace_pair(ids, best, new_id), count) for ids, count in words]
+    return merges
+
+
+def _replace_pair(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
+    """`ids` with each non-overlapping occurrence of `pair` replaced by `new_id`, leftmost first."""
+    out: list[int] = []
+    i = 0
+    while i < len(ids):
+        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
+            out.append(new_id)
+            i += 2
+        else:
+            out.append(ids[i])
+            i += 1
+    return out

@@ -110,8 +110,6 @@ def _decode(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     import bytebpe
 
-    if not hasattr(bytebpe, "train"):
-        raise CommandError("this build of bytebpe has no trainer (bytebpe.train); install a version with one")
     files = find_input_files(args.inputs)
     special_tokens = _parse_special_tokens(args.special)
     output = Path(args.output)

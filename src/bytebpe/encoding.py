@@ -346,6 +346,17 @@ class Encoding:
         """``max_token_value + 1`` (ids may have gaps; see `max_token_value`)."""
         return self.max_token_value + 1
 
+    # ==== saving ==================================================================================
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write this encoding (ranks, pattern, special tokens, name) to one file; `bytebpe.load` reads it.
+
+        For tiktoken's format instead: ``bytebpe.dump_tiktoken_bpe(enc.mergeable_ranks, path)``.
+        """
+        from .serialization import save_encoding
+
+        save_encoding(self, path)
+
     # ==== derived encodings and pickling =========================================================
 
     def with_special_tokens(self, special_tokens: Mapping[str, int], *, name: str | None = None) -> Encoding:

@@ -12,12 +12,8 @@ corrupt or truncated file is reported, never skipped in favour of the next place
 """
 from __future__ import annotations
 
-import hashlib
-import http.client
 import os
-import tempfile
 import threading
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,10 +231,14 @@ def tiktoken_cache_dir() -> Path | None:
         if variable in os.environ:
             value = os.environ[variable]
             return Path(value).expanduser() if value else None
+    import tempfile     # imported where needed: see _download
+
     return Path(tempfile.gettempdir()) / "data-gym-cache"
 
 
 def _tiktoken_cache_entry(file: VocabularyFile) -> str:
+    import hashlib      # imported where needed: see _download
+
     return hashlib.sha1(file.url.encode("utf-8")).hexdigest()
 
 
@@ -271,6 +271,11 @@ def _local_candidates(file: VocabularyFile) -> list[Path]:
 
 def _download(url: str) -> bytes:
     """The body at `url`; tests replace urllib.request.urlopen to serve files offline."""
+    # Imported only when a download happens: urllib.request brings in ssl and email, ~9 MB of resident
+    # memory that every process importing bytebpe (a trainer's peak memory included) would otherwise pay.
+    # hashlib (OpenSSL, ~4 MB) and tempfile are imported where they are used for the same reason.
+    import urllib.request
+
     with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
         return response.read()
 
@@ -285,10 +290,14 @@ def resolve_vocabulary_file(file: VocabularyFile) -> Path:
         if candidate.is_file():
             return _check_pinned_hash(candidate, file)
 
+    import http.client     # see _download
+
     try:
         contents = _download(file.url)
     except (OSError, http.client.HTTPException) as error:  # URLError and timeouts are OSErrors
         raise VocabularyNotFoundError(_not_found_message(file, error)) from error
+    import hashlib
+
     actual = hashlib.sha256(contents).hexdigest()
     if actual != file.sha256:
         # Checked before writing, so the cache never holds a file that fails the check.
@@ -371,6 +380,8 @@ def _data_gym_table(spec: EncodingSpec, paths: list[Path]) -> _core.MergeTable:
     after the pinned hashes of its sources and checked against its own recorded sha256, so a stale or
     damaged copy is rebuilt, never trusted.
     """
+    import hashlib      # see _download
+
     source_key = hashlib.sha256("".join(file.sha256 for file in spec.files).encode()).hexdigest()[:16]
     converted = cache_dir() / f"{spec.files[0].filename}.{source_key}.tiktoken"
     recorded_hash = converted.with_name(converted.name + ".sha256")

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import os
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Union
@@ -187,6 +185,8 @@ def write_bytes_atomically(path: str | os.PathLike[str], contents: bytes) -> Non
     The temporary file sits in the same folder (os.replace is atomic only within one file system)
     and is created with the process umask, so the result gets ordinary file permissions.
     """
+    import uuid     # imported where needed, like hashlib: importing bytebpe stays light
+
     path = os.fspath(path)
     temporary = f"{path}.{uuid.uuid4().hex}.tmp"
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -301,6 +301,8 @@ def _check_encoder_matches(encoder: dict, mergeable_ranks: dict[bytes, int], lab
 
 def sha256_of(path: str | os.PathLike[str]) -> str:
     """The hex sha256 of a file, read in 1 MiB chunks."""
+    import hashlib  # imported where needed: OpenSSL costs ~4 MB of resident memory per process
+
     digest = hashlib.sha256()
     with open(path, "rb") as file:
         while chunk := file.read(_HASH_CHUNK_BYTES):

@@ -1,0 +1,508 @@
+# cython: language_level=3
+# distutils: language = c++
+"""Byte-level BPE training: count pre-tokens once, then merge with incremental pair counts.
+
+`PieceCounts` holds each distinct pre-token (its UTF-8 bytes) with a 64-bit count. `BPETrainer` turns them
+into words of token ids and learns merges:
+
+- pair counts: pair -> count over all words (each adjacent position counts, times the word's count);
+- pair -> words: the words where the pair may occur (a superset: a word can lose the pair later);
+- a max-heap of (count, pair) with lazy refresh: an entry's count can only be stale *high* (a pair's count
+  only falls after the merge that creates it), so when the top entry's count is current it is the true
+  maximum; a stale top is pushed back with its current count.
+
+Tie rule (rustbpe's and bpeasy's): highest count first; among equal counts the smallest (left id, right id).
+Merging pair (a, b) rewrites each word left to right, replacing every non-overlapping occurrence, leftmost
+first ("aaa" with (a, a) becomes [aa, a]), and applies the exact pair-count deltas of each replacement.
+Only the words that contain the pair are touched; the corpus is never scanned again.
+"""
+cimport cython
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.ref cimport PyObject
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcmp
+from libcpp.pair cimport pair
+from libcpp.queue cimport priority_queue
+from libcpp.vector cimport vector
+
+from ._pretokenize cimport PatternKind, Scanner, scan_pieces
+from ._shared cimport (
+    PyUnicode_AsUTF8AndSize,
+    PyUnicode_AsUTF8String,
+    PyUnicode_DATA,
+    PyUnicode_GET_LENGTH,
+    PyUnicode_IS_COMPACT_ASCII,
+    _hash_bytes,
+    _head_word,
+)
+
+# Ids are uint32 in the words, and the rest of bytebpe keeps token ids below 2**31 - 1.
+cdef enum:
+    MAX_TOKEN_ID = 0x7FFFFFFE
+# Piece ends asked of the compiled scanner at a time (add_texts).
+cdef enum:
+    SCAN_BATCH = 256
+
+# A heap entry: (count, ~pair key). std::pair compares lexicographically and priority_queue is a max-heap,
+# so the highest count comes first and, among equal counts, the largest ~key, i.e. the smallest
+# (left << 32 | right): the tie rule, with no comparator to write.
+ctypedef pair[int64_t, uint64_t] HeapEntry
+
+
+cdef inline uint64_t _pair_key(uint32_t left, uint32_t right) noexcept nogil:
+    return (<uint64_t>left << 32) | right
+
+
+cdef inline uint64_t _mix_key(uint64_t key) noexcept nogil:
+    """Spread a pair key over the table's low bits (the ids themselves cluster)."""
+    key = (key ^ (key >> 31)) * 0xBF58476D1CE4E5B9ULL
+    return key ^ (key >> 29)
+
+
+# One distinct piece: its bytes are blob[offset : offset + length].
+cdef struct PieceEntry:
+    uint64_t hash
+    uint64_t head       # _head_word of the bytes: with the length, settles most comparisons alone
+    uint64_t offset
+    int64_t count
+    uint32_t length
+
+# Slots hold entry index + 1 (0 = empty); kept at most half full.
+cdef enum:
+    INITIAL_SLOTS = 1 << 16
+# At most this many distinct pieces (slot values are uint32 with 0 reserved).
+cdef enum:
+    MAX_PIECES = 0xFFFFFFF0U
+
+
+@cython.final
+cdef class PieceCounts:
+    """Distinct pre-tokens (UTF-8 bytes) and how often each occurred, with 64-bit counts.
+
+    An open-addressing hash table (linear probing) over one byte arena: ~40 bytes per distinct piece plus
+    its bytes, and no allocation per piece. Memory grows with the number of distinct pieces, not with the
+    text counted. Not for concurrent use: a second thread calling in while the first counts gets a
+    RuntimeError.
+    """
+    cdef vector[uint8_t] blob
+    cdef vector[PieceEntry] entries
+    cdef vector[uint32_t] slots
+    cdef uint64_t mask
+    cdef readonly int64_t total_pieces
+    cdef bint busy
+
+    def __cinit__(self):
+        self.slots.assign(INITIAL_SLOTS, 0)
+        self.mask = INITIAL_SLOTS - 1
+
+    def __len__(self):
+        return self.entries.size()
+
+    cdef int _enter(self) except -1:
+        if self.busy:
+            raise RuntimeError("PieceCounts is in use by another thread")
+        self.busy = True
+        return 0
+
+    cdef int _grow(self) except -1 nogil:
+        cdef uint64_t i
+        cdef uint32_t k
+        self.slots.assign(2 * self.slots.size(), 0)
+        self.mask = self.slots.size() - 1
+        for k in range(<uint32_t>self.entries.size()):
+            i = self.entries[k].hash & self.mask
+            while self.slots[i] != 0:
+                i = (i + 1) & self.mask
+            self.slots[i] = k + 1
+        return 0
+
+    cdef int _add(self, const uint8_t* data, size_t n, int64_t count) except -1 nogil:
+        """Add `count` to the piece data[:n] (n >= 1), inserting it on first sight."""
+        cdef uint64_t head = _head_word(data, n)
+        cdef uint64_t h = _hash_bytes(head, data, n)
+        cdef uint64_t i = h & self.mask
+        cdef uint32_t slot
+        cdef PieceEntry* entry
+        while True:
+            slot = self.slots[i]
+            if slot == 0:
+                break
+            entry = &self.entries[slot - 1]
+            if (entry.hash == h and entry.length == n and entry.head == head
+                    and (n <= 8 or memcmp(self.blob.data() + entry.offset, data, n) == 0)):
+                entry.count += count
+                return 0
+            i = (i + 1) & self.mask
+        if self.entries.size() >= MAX_PIECES:
+            with gil:
+                raise MemoryError("more than 4 billion distinct pre-tokens")
+        cdef PieceEntry added
+        added.hash = h
+        added.head = head
+        added.offset = self.blob.size()
+        added.count = count
+        added.length = <uint32_t>n
+        self.blob.insert(self.blob.end(), data, data + n)
+        self.entries.push_back(added)
+        self.slots[i] = <uint32_t>self.entries.size()
+        if 2 * self.entries.size() > self.slots.size():
+            self._grow()
+        return 0
+
+    cdef int _release(self) except -1 nogil:
+        """Free everything (the trainer took the pieces over)."""
+        vector[uint8_t]().swap(self.blob)
+        vector[PieceEntry]().swap(self.entries)
+        self.slots.assign(INITIAL_SLOTS, 0)
+        self.mask = INITIAL_SLOTS - 1
+        return 0
+
+    def add_pieces(self, list pieces not None):
+        """Count each str of `pieces` once (empty ones are ignored).
+
+        The UTF-8 bytes are gathered with the GIL, then hashed without it, so other threads run meanwhile.
+        A piece with a lone surrogate raises UnicodeEncodeError before anything is counted.
+        """
+        cdef Py_ssize_t n = PyList_GET_SIZE(pieces)
+        cdef vector[const char*] data
+        cdef vector[Py_ssize_t] sizes
+        cdef Py_ssize_t i, size
+        cdef PyObject* piece
+        for i in range(n):
+            piece = PyList_GET_ITEM(pieces, i)
+            if not isinstance(<object>piece, str):
+                raise TypeError(f"pieces must be str, got {type(<object>piece).__name__} at index {i}")
+        data.resize(n)
+        sizes.resize(n)
+        for i in range(n):
+            piece = PyList_GET_ITEM(pieces, i)
+            if PyUnicode_IS_COMPACT_ASCII(<object>piece):
+                data[i] = <const char*>PyUnicode_DATA(<object>piece)
+                sizes[i] = PyUnicode_GET_LENGTH(<object>piece)
+            else:
+                data[i] = PyUnicode_AsUTF8AndSize(<object>piece, &size)
+                sizes[i] = size
+        # `pieces` stays referenced by this frame, so the gathered pointers stay valid without the GIL.
+        self._enter()
+        try:
+            with nogil:
+                for i in range(n):
+                    if sizes[i] > 0:
+                        self._add(<const uint8_t*>data[i], sizes[i], 1)
+                        self.total_pieces += 1
+        finally:
+            self.busy = False
+
+    def add_texts(self, Scanner scanner not None, list texts not None):
+        """Count the pieces of each str of `texts`, cut by a compiled scanner: no piece objects, and the
+        scanning and counting run without the GIL. A text with a lone surrogate raises UnicodeEncodeError
+        before anything is counted."""
+        cdef list owners = []
+        cdef vector[const uint8_t*] data
+        cdef vector[Py_ssize_t] sizes
+        cdef Py_ssize_t i, k, count, start
+        cdef bytes utf8
+        cdef Py_ssize_t piece_ends[SCAN_BATCH]
+        cdef PatternKind kind = scanner.kind
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts must be str, got {type(text).__name__} at index {i}")
+            if PyUnicode_IS_COMPACT_ASCII(text):
+                data.push_back(<const uint8_t*>PyUnicode_DATA(text))
+                sizes.push_back(PyUnicode_GET_LENGTH(text))
+            else:
+                utf8 = PyUnicode_AsUTF8String(text)
+                owners.append(utf8)
+                data.push_back(<const uint8_t*><const char*>utf8)
+                sizes.push_back(len(utf8))
+        self._enter()
+        try:
+            with nogil:
+                for i in range(<Py_ssize_t>data.size()):
+                    start = 0
+                    while start < sizes[i]:
+                        count = scan_pieces(kind, data[i], start, sizes[i], piece_ends, SCAN_BATCH)
+                        for k in range(count):
+                            self._add(data[i] + start, piece_ends[k] - start, 1)
+                            start = piece_ends[k]
+                        self.total_pieces += count
+        finally:
+            self.busy = False
+
+    def add_counts(self, counts not None):
+        """Add a mapping of piece (bytes) -> count, e.g. from a pre-tokenizer that counts for itself."""
+        items = list(counts.items())
+        for piece, value in items:
+            if not isinstance(piece, bytes):
+                raise TypeError(f"pieces must be bytes, got {type(piece).__name__}")
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**62:
+                raise ValueError(f"count of {piece!r} must be an int in 0..2**62-1, got {value!r}")
+        cdef bytes key
+        self._enter()
+        try:
+            for piece, value in items:
+                key = piece
+                if len(key) and value:
+                    self._add(<const uint8_t*><const char*>key, len(key), value)
+                    self.total_pieces += value
+        finally:
+            self.busy = False
+
+    def update(self, PieceCounts other not None):
+        """Add every count of `other` (other is left unchanged)."""
+        if other is self:
+            raise ValueError("cannot add a PieceCounts to itself")
+        self._enter()
+        cdef PieceEntry entry
+        try:
+            for entry in other.entries:
+                self._add(other.blob.data() + entry.offset, entry.length, entry.count)
+            self.total_pieces += other.total_pieces
+        finally:
+            self.busy = False
+
+    def to_dict(self):
+        """piece bytes -> count (for tests and inspection; a copy)."""
+        cdef PieceEntry entry
+        return {PyBytes_FromStringAndSize(<const char*>self.blob.data() + entry.offset, entry.length): entry.count
+                for entry in self.entries}
+
+
+@cython.final
+cdef class BPETrainer:
+    """Learns merges from `PieceCounts`; `merge(k)` runs up to k more merges without the GIL.
+
+    Takes the pieces over: the `PieceCounts` is empty afterwards (its memory goes to the words).
+    `min_frequency`: a pair is merged only if its count is at least this; training stops at the first
+    best pair below it. `max_token_length` (bytes, 0 = no limit): a pair whose merged token would be
+    longer is never merged (it is dropped from the heap; shorter pairs are taken instead).
+    """
+    # Words: the ids of word w are symbols[word_start[w] : word_start[w] + word_len[w]]; they shrink in
+    # place as merges apply (a merge never lengthens a word).
+    cdef vector[uint32_t] symbols
+    cdef vector[uint64_t] word_start
+    cdef vector[uint32_t] word_len
+    cdef vector[int64_t] word_count
+    # Pairs, by a dense pair id: key (left << 32 | right), count, and the words that may contain it.
+    # pair_slots is an open-addressing table (linear probing, at most half full) of pair id + 1 by key.
+    cdef vector[uint32_t] pair_slots
+    cdef uint64_t pair_mask
+    cdef vector[uint64_t] pair_key
+    cdef vector[int64_t] pair_count
+    cdef vector[vector[uint32_t]] pair_words
+    cdef vector[uint8_t] pair_touched       # pair ids whose count grew in the current merge
+    cdef vector[uint32_t] touched
+    cdef priority_queue[HeapEntry] heap
+    cdef vector[uint32_t] token_len         # id -> length in bytes
+    cdef vector[uint64_t] merges            # merge i: key of the pair that became id 256 + i
+    cdef int64_t min_frequency
+    cdef uint64_t max_token_length
+    cdef readonly Py_ssize_t n_words
+    cdef bint busy
+
+    def __cinit__(self, PieceCounts counts not None, int64_t min_frequency=1, Py_ssize_t max_token_length=0):
+        if min_frequency < 1:
+            raise ValueError(f"min_frequency must be at least 1, got {min_frequency}")
+        if max_token_length < 0:
+            raise ValueError(f"max_token_length must be positive (0 = no limit), got {max_token_length}")
+        self.min_frequency = min_frequency
+        self.max_token_length = <uint64_t>max_token_length
+        self.pair_slots.assign(INITIAL_SLOTS, 0)
+        self.pair_mask = INITIAL_SLOTS - 1
+        counts._enter()
+        try:
+            with nogil:
+                self._build_words(counts)
+                self._count_pairs()
+        finally:
+            counts.busy = False
+
+    cdef int _build_words(self, PieceCounts counts) except -1 nogil:
+        cdef size_t total = 0
+        cdef uint32_t i
+        cdef const uint8_t* data
+        for entry in counts.entries:
+            # A one-byte piece has no pair: it can never take part in a merge.
+            if entry.length >= 2:
+                total += entry.length
+        self.symbols.reserve(total)
+        for entry in counts.entries:
+            if entry.length < 2:
+                continue
+            self.word_start.push_back(self.symbols.size())
+            self.word_len.push_back(entry.length)
+            self.word_count.push_back(entry.count)
+            data = counts.blob.data() + entry.offset
+            for i in range(entry.length):
+                self.symbols.push_back(data[i])
+        counts._release()     # the words now hold the same data
+        self.n_words = self.word_len.size()
+        self.token_len.resize(256, 1)
+        return 0
+
+    cdef inline uint32_t _pair_of(self, uint64_t key) except? 0xFFFFFFFF nogil:
+        """The id of pair `key`, created (count 0, no words) on first sight."""
+        cdef uint64_t i = _mix_key(key) & self.pair_mask
+        cdef uint32_t slot
+        while True:
+            slot = self.pair_slots[i]
+            if slot == 0:
+                break
+            if self.pair_key[slot - 1] == key:
+                return slot - 1
+            i = (i + 1) & self.pair_mask
+        cdef uint32_t new_id = <uint32_t>self.pair_key.size()
+        if new_id >= MAX_PIECES:
+            with gil:
+                raise MemoryError("more than 4 billion distinct pairs")
+        self.pair_slots[i] = new_id + 1
+        self.pair_key.push_back(key)
+        self.pair_count.push_back(0)
+        self.pair_words.push_back(vector[uint32_t]())
+        self.pair_touched.push_back(0)
+        if 2 * self.pair_key.size() > self.pair_slots.size():
+            self._grow_pairs()
+        return new_id
+
+    cdef int _grow_pairs(self) except -1 nogil:
+        cdef uint64_t i
+        cdef uint32_t p
+        self.pair_slots.assign(2 * self.pair_slots.size(), 0)
+        self.pair_mask = self.pair_slots.size() - 1
+        for p in range(<uint32_t>self.pair_key.size()):
+            i = _mix_key(self.pair_key[p]) & self.pair_mask
+            while self.pair_slots[i] != 0:
+                i = (i + 1) & self.pair_mask
+            self.pair_slots[i] = p + 1
+        return 0
+
+    cdef int _count_pairs(self) except -1 nogil:
+        cdef uint32_t w, k, p
+        cdef const uint32_t* ids
+        for w in range(<uint32_t>self.n_words):
+            ids = self.symbols.data() + self.word_start[w]
+            for k in range(self.word_len[w] - 1):
+                p = self._pair_of(_pair_key(ids[k], ids[k + 1]))
+                self.pair_count[p] += self.word_count[w]
+                # Words are visited in order, so a word already listed is the last one.
+                if self.pair_words[p].empty() or self.pair_words[p].back() != w:
+                    self.pair_words[p].push_back(w)
+        for p in range(<uint32_t>self.pair_key.size()):
+            # Counts of existing pairs only fall, so a pair below min_frequency now never reaches it.
+            if self.pair_count[p] >= self.min_frequency:
+                self.heap.push(HeapEntry(self.pair_count[p], ~self.pair_key[p]))
+        return 0
+
+    cdef inline int _add(self, uint32_t left, uint32_t right, int64_t delta, uint32_t w) except -1 nogil:
+        cdef uint32_t p = self._pair_of(_pair_key(left, right))
+        self.pair_count[p] += delta
+        if self.pair_count[p] == 0:
+            # Gone from every word: its word list is only memory now (it is refilled if the pair returns).
+            vector[uint32_t]().swap(self.pair_words[p])
+        elif delta > 0:
+            # Only pairs with the new id gain occurrences, all during this merge: list the word once.
+            if self.pair_words[p].empty() or self.pair_words[p].back() != w:
+                self.pair_words[p].push_back(w)
+            if not self.pair_touched[p]:
+                self.pair_touched[p] = 1
+                self.touched.push_back(p)
+        return 0
+
+    cdef int _merge_word(self, uint32_t w, uint32_t a, uint32_t b, uint32_t new_id) except -1 nogil:
+        """Replace each non-overlapping (a, b) in word w, leftmost first, applying the count deltas."""
+        cdef uint32_t* ids = self.symbols.data() + self.word_start[w]
+        cdef uint32_t n = self.word_len[w]
+        cdef int64_t c = self.word_count[w]
+        cdef uint32_t i = 0, out = 0
+        while i < n:
+            if i + 1 < n and ids[i] == a and ids[i + 1] == b:
+                if out > 0:
+                    # ids[out - 1] is already rewritten: it may be new_id from the previous replacement,
+                    # which then undoes that replacement's (new_id, a) with (new_id, new_id).
+                    self._add(ids[out - 1], a, -c, w)
+                    self._add(ids[out - 1], new_id, c, w)
+                self._add(a, b, -c, w)
+                if i + 2 < n:
+                    self._add(b, ids[i + 2], -c, w)
+                    self._add(new_id, ids[i + 2], c, w)
+                ids[out] = new_id
+                out += 1
+                i += 2
+            else:
+                ids[out] = ids[i]
+                out += 1
+                i += 1
+        self.word_len[w] = out
+        return 0
+
+    cdef Py_ssize_t _merge(self, Py_ssize_t max_merges) except -1 nogil:
+        cdef Py_ssize_t done = 0
+        cdef HeapEntry top
+        cdef uint64_t key
+        cdef uint32_t p, a, b, new_id, q, w
+        cdef int64_t current
+        cdef vector[uint32_t] words
+        while done < max_merges and not self.heap.empty():
+            if self.merges.size() + 256 > MAX_TOKEN_ID:
+                break
+            top = self.heap.top()
+            self.heap.pop()
+            key = ~top.second
+            p = self._pair_of(key)
+            current = self.pair_count[p]
+            if current != top.first:
+                # Stale (counts only fall): queue again with the current count, if it still qualifies.
+                if current >= self.min_frequency:
+                    self.heap.push(HeapEntry(current, top.second))
+                continue
+            if current < self.min_frequency:
+                break   # the best pair is below the threshold, so is every other
+            a = <uint32_t>(key >> 32)
+            b = <uint32_t>(key & 0xFFFFFFFFU)
+            if self.max_token_length and self.token_len[a] + self.token_len[b] > self.max_token_length:
+                continue    # never merged: dropped for good (its id pair can only ever be this long)
+            new_id = <uint32_t>(256 + self.merges.size())
+            self.merges.push_back(key)
+            self.token_len.push_back(self.token_len[a] + self.token_len[b])
+            words.swap(self.pair_words[p])
+            for w in words:
+                self._merge_word(w, a, b, new_id)
+            words.clear()
+            vector[uint32_t]().swap(self.pair_words[p])     # free the list; the pair is gone for good
+            for q in self.touched:
+                self.pair_touched[q] = 0
+                if self.pair_count[q] >= self.min_frequency:
+                    self.heap.push(HeapEntry(self.pair_count[q], ~self.pair_key[q]))
+            self.touched.clear()
+            done += 1
+        return done
+
+    def merge(self, Py_ssize_t max_merges):
+        """Learn up to `max_merges` more merges; returns how many were learned (fewer: nothing left)."""
+        if max_merges < 0:
+            raise ValueError(f"max_merges must be >= 0, got {max_merges}")
+        if self.busy:
+            raise RuntimeError("BPETrainer is in use by another thread")
+        self.busy = True
+        cdef Py_ssize_t done
+        try:
+            with nogil:
+                done = self._merge(max_merges)
+        finally:
+            self.busy = False
+        return done
+
+    @property
+    def merges(self):
+        """The merges learned so far, in order: merge i is (left id, right id) and became id 256 + i."""
+        return [(<uint32_t>(key >> 32), <uint32_t>(key & 0xFFFFFFFFU)) for key in self.merges]
+
+    @property
+    def n_pairs(self):
+        """Distinct pairs seen so far (including those merged or gone)."""
+        return self.pair_key.size()
+
+    @property
+    def n_merges(self):
+        return self.merges.size()

@@ -1,0 +1,414 @@
+"""Training a byte-level BPE vocabulary: inputs, validation, progress, and the result as an `Encoding`.
+
+The work happens in the compiled trainer (`_train.pyx`); this module checks every argument before any
+work, streams the texts through the pre-tokenizer, and builds the `Encoding`.
+
+Rules (identical to rustbpe's, so both learn the same vocabulary from the same texts and pattern):
+
+- The 256 single bytes get ranks 0..255 (rank = byte value); merge i gets rank 256 + i.
+- Each round merges the pair of adjacent tokens with the highest count over all pre-tokens; among equal
+  counts, the pair with the smallest (left id, right id). A merge replaces every non-overlapping occurrence,
+  leftmost first ("aaa" with the pair (a, a) becomes "aa" + "a").
+- `min_frequency`: a pair is merged only if it occurs at least that often; training stops at the first best
+  pair below it (HF `tokenizers`' meaning; rustbpe has no such option). Pairs below it never enter the heap.
+- `max_token_length` (bytes): a pair whose merged token would be longer is never merged; the next best
+  pair is taken instead.
+- Special tokens are not learned: their text in the corpus is trained on as ordinary text.
+"""
+from __future__ import annotations
+
+import functools
+import gzip
+import io
+import json
+import os
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any, Union
+
+from . import _pretokenize, _train
+from .encoding import Encoding, _compile_pattern, _replace_surrogates, _whole_matches
+from .registry import ENCODING_SPECS
+
+__all__ = ["train", "train_from_files", "resolve_pattern", "count_pieces", "EmptyCorpusWarning"]
+
+# A callable that cuts a text into pre-tokens. Today the `regex` pattern's findall; the compiled
+# pre-tokenizer (issue 3) can take its place without changing anything else.
+Pretokenizer = Callable[[str], list[str]]
+PathLike = Union[str, "os.PathLike[str]"]
+
+# Texts are pre-tokenized and counted in batches of about this many characters. A batch's pieces are
+# ~50-byte str objects, about 10 per 40 characters of English, so a batch costs ~1 MB of Python objects
+# while alive; larger batches were no faster (measured 16 Ki-1 Mi) and cost memory.
+BATCH_CHARS = 1 << 16
+# Merges run in steps of this many, returning to Python between steps for the progress bar and Ctrl-C.
+MERGE_STEP = 512
+# Largest token id bytebpe accepts (see _core.pyx).
+MAX_TOKEN_ID = 2**31 - 2
+# Files are read and cut into documents of about this many characters.
+FILE_CHUNK_CHARS = 1 << 20
+
+
+class EmptyCorpusWarning(UserWarning):
+    """The texts held no pre-token pair to merge: the vocabulary is the 256 single bytes (plus specials)."""
+
+
+def resolve_pattern(pattern: str) -> str:
+    """The split pattern for `pattern`: a named encoding's pattern (e.g. "cl100k_base", "gpt2") or a regex.
+
+    A name wins over the same string read as a regex. A regex that does not compile is a ValueError.
+    """
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str (an encoding name or a regex), got {type(pattern).__name__}")
+    spec = ENCODING_SPECS.get(pattern)
+    if spec is not None:
+        return spec.pattern
+    if not pattern:
+        raise ValueError("pattern must not be empty")
+    try:
+        _compile_pattern(pattern)
+    except ValueError as error:
+        raise ValueError(f"pattern {pattern!r} is neither a known encoding name nor a valid regex: {error}") from None
+    return pattern
+
+
+def pretokenizer_for(pat_str: str) -> Pretokenizer:
+    """str -> list of pieces, as `Encoding` pre-tokenizes (whole matches, even if the regex has groups).
+
+    For the known patterns this is the compiled `Scanner`, which `count_pieces` feeds whole texts to.
+    """
+    scanner = _pretokenize.Scanner.for_pattern(pat_str)
+    if scanner is not None:
+        return scanner
+    compiled = _compile_pattern(pat_str)
+    if compiled.groups:
+        return functools.partial(_whole_matches, compiled)
+    # concurrent=False: the regex keeps the GIL; releasing it per match costs more than it frees
+    # (measured: two threads of findall ran slower than one).
+    return functools.partial(compiled.findall, concurrent=False)
+
+
+def _plan_special_tokens(
+    special_tokens: Sequence[str] | Mapping[str, int] | None, vocab_size: int
+) -> tuple[dict[str, int | None], int]:
+    """(special token -> explicit id or None, number of merges to learn). Raises on any bad input."""
+    if special_tokens is None:
+        planned: dict[str, int | None] = {}
+    elif isinstance(special_tokens, Mapping):
+        planned = {}
+        for text, token in special_tokens.items():
+            if not isinstance(token, int) or isinstance(token, bool):
+                raise TypeError(f"id of special token {text!r} must be an int, got {type(token).__name__}")
+            planned[text] = token
+    elif isinstance(special_tokens, (str, bytes)) or not isinstance(special_tokens, Iterable):
+        raise TypeError(
+            "special_tokens must be a list of str (ids follow the merges) or a mapping of str to id, "
+            f"got {type(special_tokens).__name__}")
+    else:
+        planned = {}
+        for text in special_tokens:
+            if text in planned:
+                raise ValueError(f"special token {text!r} is listed twice")
+            planned[text] = None
+    for text in planned:
+        if not isinstance(text, str):
+            raise TypeError(f"special tokens are str, got {type(text).__name__}: {text!r}")
+        if not text:
+            raise ValueError("a special token cannot be the empty string")
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
+        raise TypeError(f"vocab_size must be an int, got {type(vocab_size).__name__}")
+    minimum = 256 + len(planned)
+    if vocab_size < minimum:
+        raise ValueError(
+            f"vocab_size={vocab_size} is below the minimum {minimum}: 256 single bytes"
+            + (f" + {len(planned)} special tokens" if planned else ""))
+    if vocab_size > MAX_TOKEN_ID + 1:
+        raise ValueError(f"vocab_size={vocab_size} is above the largest supported, {MAX_TOKEN_ID + 1}")
+    n_mergeable = vocab_size - len(planned)
+    owner: dict[int, str] = {}
+    for text, token in planned.items():
+        if token is None:
+            continue
+        if not n_mergeable <= token <= MAX_TOKEN_ID:
+            raise ValueError(
+                f"special token {text!r} has id {token}, which collides with the mergeable ranks 0.."
+                f"{n_mergeable - 1} or is above {MAX_TOKEN_ID}; give ids from {n_mergeable} up")
+        if token in owner:
+            raise ValueError(f"special tokens {owner[token]!r} and {text!r} both have id {token}")
+        owner[token] = text
+    return planned, n_mergeable - 256
+
+
+def _check_options(min_frequency: int, max_token_length: int | None, name: str | None) -> None:
+    if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 1:
+        raise ValueError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
+    if max_token_length is not None and (
+        not isinstance(max_token_length, int) or isinstance(max_token_length, bool) or max_token_length < 1
+    ):
+        raise ValueError(f"max_token_length must be None or an int >= 1, got {max_token_length!r}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+
+
+def _progress_bar(enabled: bool, **kwargs: Any) -> Any:
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm  # a dependency, imported only when a bar is asked for
+
+    return tqdm(**kwargs)
+
+
+def _batches(texts: Iterable[str]) -> Iterator[list[str]]:
+    """Texts in lists of about BATCH_CHARS characters; a non-str item is a TypeError naming its index."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"texts must be an iterable of str, not a single {type(texts).__name__}")
+    try:
+        iterator = iter(texts)
+    except TypeError:
+        raise TypeError(f"texts must be an iterable of str, got {type(texts).__name__}") from None
+    batch: list[str] = []
+    chars = 0
+    for index, text in enumerate(iterator):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{index}] is a {type(text).__name__}, not a str")
+        batch.append(text)
+        chars += len(text)
+        if chars >= BATCH_CHARS:
+            yield batch
+            batch, chars = [], 0
+    if batch:
+        yield batch
+
+
+def _pieces_of(pretokenize: Pretokenizer, batch: list[str]) -> list[str]:
+    pieces: list[str] = []
+    for text in batch:
+        pieces += pretokenize(text)
+    return pieces
+
+
+def _add_texts(counts: _train.PieceCounts, scanner: _pretokenize.Scanner, texts: list[str]) -> None:
+    try:
+        counts.add_texts(scanner, texts)
+    except UnicodeEncodeError:
+        counts.add_texts(scanner, [_replace_surrogates(text) for text in texts])
+
+
+def _add_pieces(counts: _train.PieceCounts, pieces: list[str]) -> None:
+    try:
+        counts.add_pieces(pieces)
+    except UnicodeEncodeError:
+        # Lone surrogates: repaired as `Encoding.encode` repairs them (they become U+FFFD).
+        counts.add_pieces([_replace_surrogates(piece) for piece in pieces])
+
+
+def count_pieces(
+    texts: Iterable[str], pretokenize: Pretokenizer, *, progress: bool = False
+) -> _train.PieceCounts:
+    """Distinct pre-tokens of `texts` and their counts, one batch of texts at a time.
+
+    Serial on purpose (measured on 10 MB, 2 cores): the `regex` module holds the GIL while it matches, so
+    two threads of `findall` ran slower than one; counting each batch's pieces on a second thread (the
+    C++ table runs without the GIL) overlapped only the ~12% of the time counting takes, and the GIL
+    hand-offs cost as much (0.51-0.54 s threaded vs 0.49-0.51 s serial). Counting still releases the GIL,
+    so other threads of the program run meanwhile. A pre-tokenizer that releases the GIL (the compiled
+    one) is what would make a thread pool pay.
+    """
+    counts = _train.PieceCounts()
+    bar = _progress_bar(progress, desc="counting pre-tokens", unit="char", unit_scale=True)
+    try:
+        for batch in _batches(texts):
+            if isinstance(pretokenize, _pretokenize.Scanner):
+                _add_texts(counts, pretokenize, batch)
+            else:
+                _add_pieces(counts, _pieces_of(pretokenize, batch))
+            if bar is not None:
+                bar.update(sum(map(len, batch)))
+    finally:
+        if bar is not None:
+            bar.close()
+    return counts
+
+
+def train_from_counts(
+    counts: _train.PieceCounts,
+    vocab_size: int,
+    *,
+    pat_str: str,
+    special_tokens: Sequence[str] | Mapping[str, int] | None = None,
+    min_frequency: int = 1,
+    max_token_length: int | None = None,
+    name: str | None = None,
+    progress: bool = False,
+) -> Encoding:
+    """Learn merges from counted pre-tokens (consumed: `counts` is empty afterwards) and build the Encoding."""
+    planned, n_merges = _plan_special_tokens(special_tokens, vocab_size)
+    _check_options(min_frequency, max_token_length, name)
+    # Beyond 2**62 both limits mean "none": clamped so that the C integers cannot overflow.
+    trainer = _train.BPETrainer(counts, min(min_frequency, 2**62), min(max_token_length or 0, 2**62))
+    bar = _progress_bar(progress, desc="learning merges", unit="merge", total=n_merges)
+    try:
+        while trainer.n_merges < n_merges:
+            done = trainer.merge(min(MERGE_STEP, n_merges - trainer.n_merges))
+            if bar is not None:
+                bar.update(done)
+            if done == 0:
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    merges, n_words = trainer.merges, trainer.n_words
+    # Free the trainer's tables before the Encoding builds its own: the peaks do not add up.
+    del trainer
+    if len(merges) < n_merges:
+        why = "no pre-token pair" if n_words == 0 else f"only {len(merges)} merges"
+        warnings.warn(
+            f"the corpus allows {why} (asked for {n_merges}"
+            + (f" with min_frequency={min_frequency}" if min_frequency > 1 else "")
+            + (f" and max_token_length={max_token_length}" if max_token_length else "")
+            + f"): the vocabulary has {256 + len(merges)} mergeable tokens, not {256 + n_merges}",
+            EmptyCorpusWarning if n_words == 0 else UserWarning,
+            stacklevel=3,
+        )
+    return _encoding_from_merges(merges, pat_str, planned, name or f"bpe_{vocab_size}")
+
+
+def _encoding_from_merges(
+    merges: list[tuple[int, int]], pat_str: str, planned: dict[str, int | None], name: str
+) -> Encoding:
+    token_bytes = [bytes([b]) for b in range(256)]
+    for left, right in merges:
+        token_bytes.append(token_bytes[left] + token_bytes[right])
+    mergeable_ranks = {token: rank for rank, token in enumerate(token_bytes)}
+    special_tokens: dict[str, int] = {}
+    next_id = len(token_bytes)
+    taken = {token for token in planned.values() if token is not None}
+    for text, token in planned.items():
+        if token is None:
+            while next_id in taken:
+                next_id += 1
+            token = next_id
+            next_id += 1
+        special_tokens[text] = token
+    return Encoding(name, pat_str=pat_str, mergeable_ranks=mergeable_ranks, special_tokens=special_tokens)
+
+
+def train(
+    texts: Iterable[str],
+    vocab_size: int,
+    *,
+    pattern: str = "cl100k_base",
+    special_tokens: Sequence[str] | Mapping[str, int] | None = None,
+    min_frequency: int = 1,
+    max_token_length: int | None = None,
+    name: str | None = None,
+    progress: bool = False,
+) -> Encoding:
+    """Learn a byte-level BPE vocabulary of `vocab_size` tokens from `texts`; returns a ready `Encoding`.
+
+    `texts` is any iterable of str (a generator over a huge file is fine: only distinct pre-tokens are
+    kept). `pattern` is a named encoding's split pattern ("gpt2", "r50k_base", "p50k_base",
+    "cl100k_base", "o200k_base", ...) or any regex for the `regex` module. `special_tokens` is a list of
+    str (their ids follow the merges, in order) or a mapping str -> id. `vocab_size` counts the 256 bytes,
+    the merges and the special tokens. See the module docstring for the tie rule, `min_frequency` and
+    `max_token_length`. When the corpus runs out of pairs the vocabulary is smaller, with a warning.
+
+    >>> enc = bytebpe.train(["low low lower newest widest"] * 10, 270)     # doctest: +SKIP
+    >>> enc.decode(enc.encode("lowest"))                                   # doctest: +SKIP
+    'lowest'
+    """
+    pat_str = resolve_pattern(pattern)
+    # Everything is checked before the (possibly long) pass over the texts.
+    _plan_special_tokens(special_tokens, vocab_size)
+    _check_options(min_frequency, max_token_length, name)
+    counts = count_pieces(texts, pretokenizer_for(pat_str), progress=progress)
+    return train_from_counts(
+        counts, vocab_size, pat_str=pat_str, special_tokens=special_tokens, min_frequency=min_frequency,
+        max_token_length=max_token_length, name=name, progress=progress)
+
+
+# ==== files ======================================================================================
+
+
+def _open_text(path: Path) -> IO[str]:
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def _is_jsonl(path: Path) -> bool:
+    suffixes = path.suffixes[-2:] if path.suffix == ".gz" else path.suffixes[-1:]
+    return bool(suffixes) and suffixes[0] in (".jsonl", ".ndjson")
+
+
+def _text_file_documents(file: IO[str]) -> Iterator[str]:
+    r"""The file in documents of about FILE_CHUNK_CHARS characters, cut only between a line that ends in one
+    non-space character + "\n" and a line that starts with a letter or digit. No pre-token of the known
+    patterns crosses such a cut, and none depends on what lies beyond it (a longer whitespace run would:
+    gpt2's ``\s+(?!\S)`` looks ahead), so the counts equal those of the whole file."""
+    parts: list[str] = []
+    chars = 0
+    previous = ""
+    for line in file:
+        if (chars >= FILE_CHUNK_CHARS and line[:1].isalnum() and previous.endswith("\n")
+                and len(previous) >= 2 and not previous[-2].isspace()):
+            yield "".join(parts)
+            parts, chars = [], 0
+        parts.append(line)
+        chars += len(line)
+        previous = line
+    if parts:
+        yield "".join(parts)
+
+
+def _jsonl_documents(file: IO[str], label: str, field: str) -> Iterator[str]:
+    for line_number, line in enumerate(file, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as error:
+            raise ValueError(f"{label}, line {line_number}: not valid JSON ({error})") from None
+        if not isinstance(record, dict) or field not in record:
+            raise ValueError(f"{label}, line {line_number}: no field {field!r} in this record")
+        text = record[field]
+        if not isinstance(text, str):
+            raise TypeError(f"{label}, line {line_number}: field {field!r} is a {type(text).__name__}, not a str")
+        yield text
+
+
+def read_documents(paths: PathLike | Iterable[PathLike], *, jsonl_field: str = "text") -> Iterator[str]:
+    """The documents of each file in turn: `.jsonl` (one JSON object a line, its `jsonl_field`), or plain
+    UTF-8 text for any other suffix; either may be gzip-compressed (`.gz`)."""
+    for path in _checked_paths(paths):
+        with _open_text(path) as file:
+            if _is_jsonl(path):
+                yield from _jsonl_documents(file, str(path), jsonl_field)
+            else:
+                yield from _text_file_documents(file)
+
+
+def _checked_paths(paths: PathLike | Iterable[PathLike]) -> list[Path]:
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    checked = [Path(path) for path in paths]
+    for path in checked:
+        if not path.is_file():
+            raise FileNotFoundError(f"no such training file: {path}")
+    return checked
+
+
+def train_from_files(
+    paths: PathLike | Iterable[PathLike],
+    vocab_size: int,
+    *,
+    jsonl_field: str = "text",
+    **options: Any,
+) -> Encoding:
+    """`train` on the documents of files (`.txt`, `.jsonl` with a `jsonl_field`, either gzipped).
+
+    All files are checked to exist before any work; the options are `train`'s.
+    """
+    checked = _checked_paths(paths)
+    return train(read_documents(checked, jsonl_field=jsonl_field), vocab_size, **options)
