@@ -78,7 +78,8 @@ cdef class MergeTable:
     cdef Rank _pair_rank(self, PairMemo* memo, const uint8_t* data, Py_ssize_t n, Rank left,
                          Rank right) noexcept nogil
     cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
-    cdef int _merge_by_buckets(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
+    cdef int _merge_by_buckets(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
+                               PairMemo* memo) except -1 nogil
     cdef void _insert(self, vector[Slot]& slots, uint64_t mask, Rank rank) noexcept
     cdef int _parse_tiktoken(self, const uint8_t* text, Py_ssize_t size) except -1 nogil
     cdef int _check_size(self, Py_ssize_t n_tokens, Py_ssize_t max_rank, Py_ssize_t total_bytes) except -1

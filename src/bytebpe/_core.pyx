@@ -431,7 +431,7 @@ cdef class MergeTable:
                 raise ValueError(f"cannot encode a single pre-token of {n} bytes (the limit is 4 GiB - 1)")
         if n < BUCKETS_MIN_BYTES:
             return self._merge_by_heap(data, n, out)
-        return self._merge_by_buckets(data, n, out)
+        return self._merge_by_buckets(data, n, out, memo)
 
     cdef inline Rank _pair_rank(self, PairMemo* memo, const uint8_t* data, Py_ssize_t n, Rank left,
                                 Rank right) noexcept nogil:
@@ -570,7 +570,8 @@ cdef class MergeTable:
             p = next_part[p]
         return 0
 
-    cdef int _merge_by_buckets(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
+    cdef int _merge_by_buckets(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
+                               PairMemo* memo) except -1 nogil:
         # The heap path's rule and bookkeeping (parts named by their first byte, lazy invalidation), but the
         # pending pairs are kept in one bucket per rank, each holding positions in increasing order, with a
         # small heap over the ranks that have pairs. A long piece has many pairs of few ranks ("aaaa...",
@@ -619,7 +620,7 @@ cdef class MergeTable:
                 lowest_new = NO_RANK
                 if after < n:
                     parts[after].prev = <uint32_t>p
-                    rank = self.rank_of(data + p, parts[after].next - p)
+                    rank = self._pair_rank(memo, data + p, parts[after].next - p, current, parts[after].rank)
                 else:
                     rank = NO_RANK
                 parts[p].pair_rank = rank
@@ -628,7 +629,7 @@ cdef class MergeTable:
                     lowest_new = rank
                 if parts[p].prev != NO_PART:
                     before = parts[p].prev
-                    rank = self.rank_of(data + before, after - before)
+                    rank = self._pair_rank(memo, data + before, after - before, parts[before].rank, current)
                     parts[before].pair_rank = rank
                     if rank != NO_RANK:
                         _queue_pair(pending, rank, <uint32_t>before)
