@@ -93,8 +93,9 @@ class InvalidTokenError(KeyError, ValueError):
 
 
 cdef struct Span:
-    # One piece: its UTF-8 bytes, and its id when the whole piece is a token (or a special token, which
-    # has no bytes here); NO_RANK when the piece still needs merging.
+    # A stretch of gathered text. With the regex engine, one piece: its UTF-8 bytes, and its id when the
+    # whole piece is a token, NO_RANK when it still needs merging. With a compiled scanner, an ordinary
+    # stretch of text to scan (rank NO_RANK). Either way, a special token is a span with no bytes and its id.
     const uint8_t* data
     Py_ssize_t size
     Rank rank
@@ -679,13 +680,6 @@ cdef class MergeTable:
         return out
 
 
-cdef struct Segment:
-    # A stretch of text for the compiled scanner: UTF-8 to pre-tokenize and merge, or a special token.
-    const uint8_t* data
-    Py_ssize_t size
-    Rank special        # the special token's id, NO_RANK for ordinary text
-
-
 cdef struct Part:
     # A part of a long piece being merged, named by the offset of its first byte.
     uint32_t next          # offset of the next part (the piece length for the last)
@@ -904,10 +898,17 @@ cdef class CoreBPE:
             total += size
         return total
 
-    cdef Py_ssize_t _gather(self, object findall, object special_split, str text,
+    cdef Py_ssize_t _gather(self, object pretokenizer, object special_split, str text,
                             vector[Span]& spans, list owners) except -1:
+        """Append `text` as spans, special tokens split out; returns the UTF-8 bytes gathered.
+
+        With a compiled `Scanner` an ordinary stretch of text is one span, scanned later without the GIL;
+        with a findall callable it is pre-tokenized now, one span per piece.
+        """
+        cdef bint scanned = type(pretokenizer) is Scanner
         if special_split is None:
-            return self._gather_ordinary(findall, text, spans, owners)
+            return self._add_segment(text, spans, owners) if scanned else \
+                self._gather_ordinary(pretokenizer, text, spans, owners)
         cdef list parts = special_split(text)
         cdef Py_ssize_t i, total = 0
         for i in range(PyList_GET_SIZE(parts)):
@@ -915,7 +916,8 @@ cdef class CoreBPE:
             if i & 1:
                 spans.push_back(Span(NULL, 0, <Rank>self.special_ids[part]))
             elif part:
-                total += self._gather_ordinary(findall, part, spans, owners)
+                total += self._add_segment(part, spans, owners) if scanned else \
+                    self._gather_ordinary(pretokenizer, part, spans, owners)
         return total
 
     cdef Py_ssize_t _merge_spans(self, const Span* spans, Py_ssize_t count, vector[Rank]& out) except -1 nogil:
@@ -958,7 +960,7 @@ cdef class CoreBPE:
 
     # ---- the compiled scanner's path: the whole text is handed over, work happens without the GIL --------
 
-    cdef Py_ssize_t _add_segment(self, str text, vector[Segment]& segments, list owners) except -1:
+    cdef Py_ssize_t _add_segment(self, str text, vector[Span]& segments, list owners) except -1:
         cdef Py_ssize_t size
         cdef const char* data
         cdef bytes utf8
@@ -972,25 +974,10 @@ cdef class CoreBPE:
             owners.append(utf8)
             data = PyBytes_AS_STRING(utf8)
             size = PyBytes_GET_SIZE(utf8)
-        segments.push_back(Segment(<const uint8_t*>data, size, NO_RANK))
+        segments.push_back(Span(<const uint8_t*>data, size, NO_RANK))
         return size
 
-    cdef Py_ssize_t _segment(self, object special_split, str text, vector[Segment]& segments,
-                             list owners) except -1:
-        """Append `text` as segments (ordinary text and allowed special tokens); returns its UTF-8 size."""
-        if special_split is None:
-            return self._add_segment(text, segments, owners)
-        cdef list parts = special_split(text)
-        cdef Py_ssize_t i, total = 0
-        for i in range(PyList_GET_SIZE(parts)):
-            part = <object>PyList_GET_ITEM(parts, i)
-            if i & 1:
-                segments.push_back(Segment(NULL, 0, <Rank>self.special_ids[part]))
-            elif part:
-                total += self._add_segment(part, segments, owners)
-        return total
-
-    cdef Py_ssize_t _scan_texts(self, PatternKind kind, vector[Segment]& segments, vector[Py_ssize_t]& text_ends,
+    cdef Py_ssize_t _scan_texts(self, PatternKind kind, vector[Span]& segments, vector[Py_ssize_t]& text_ends,
                                 vector[Rank]& out, vector[int64_t]& offsets,
                                 Py_ssize_t* failed_offset) except -2 nogil:
         """Encode the segments text by text, recording where each text's ids end.
@@ -1004,8 +991,8 @@ cdef class CoreBPE:
         _reset_cache(cache, total_bytes)
         for i in range(<Py_ssize_t>text_ends.size()):
             for k in range(begin, text_ends[i]):
-                if segments[k].special != NO_RANK:
-                    out.push_back(segments[k].special)
+                if segments[k].rank != NO_RANK:      # a special token
+                    out.push_back(segments[k].rank)
                     continue
                 failed = _encode_scanned(self.table, kind, segments[k].data, segments[k].size, out, cache)
                 if failed >= 0:
@@ -1015,7 +1002,7 @@ cdef class CoreBPE:
             begin = text_ends[i]
         return -1
 
-    cdef int _scan_group(self, PatternKind kind, vector[Segment]& segments, vector[Py_ssize_t]& text_ends,
+    cdef int _scan_group(self, PatternKind kind, vector[Span]& segments, vector[Py_ssize_t]& text_ends,
                          Py_ssize_t total_bytes, vector[Rank]& out, vector[int64_t]& offsets) except -1:
         cdef Py_ssize_t failed, failed_offset = 0
         cdef Py_ssize_t piece_end[1]
@@ -1033,13 +1020,13 @@ cdef class CoreBPE:
 
     cdef int _encode_into(self, object pretokenizer, object special_split, str text, vector[Rank]& out) except -1:
         cdef vector[Span] spans
-        cdef vector[Segment] segments
+        cdef vector[Span] segments
         cdef list owners = []
         cdef Py_ssize_t total
         cdef vector[Py_ssize_t] text_ends
         cdef vector[int64_t] offsets
         if type(pretokenizer) is Scanner:
-            total = self._segment(special_split, text, segments, owners)
+            total = self._gather(pretokenizer, special_split, text, segments, owners)
             text_ends.push_back(segments.size())
             return self._scan_group((<Scanner>pretokenizer).kind, segments, text_ends, total, out, offsets)
         total = self._gather(pretokenizer, special_split, text, spans, owners)
@@ -1091,7 +1078,7 @@ cdef class CoreBPE:
         cdef bint scanned = type(pretokenizer) is Scanner
         cdef PatternKind kind = (<Scanner>pretokenizer).kind if scanned else <PatternKind>0
         cdef vector[Span] spans
-        cdef vector[Segment] segments
+        cdef vector[Span] segments
         cdef vector[Py_ssize_t] text_ends      # span (or segment) index where each text of the group ends
         cdef vector[Rank] out
         cdef vector[int64_t] offsets
@@ -1102,7 +1089,7 @@ cdef class CoreBPE:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, got {type(text).__name__}")
             if scanned:
-                group_bytes += self._segment(special_split, text, segments, owners)
+                group_bytes += self._gather(pretokenizer, special_split, text, segments, owners)
                 text_ends.push_back(segments.size())
             else:
                 group_bytes += self._gather(pretokenizer, special_split, text, spans, owners)
@@ -1119,7 +1106,7 @@ cdef class CoreBPE:
             return _to_numpy(out), np.asarray(<int64_t[:offsets.size()]>offsets.data()).copy()
         return [self._to_list(out, offsets[k], offsets[k + 1]) for k in range(texts.__len__())]
 
-    cdef int _flush_group(self, PatternKind kind, vector[Span]& spans, vector[Segment]& segments,
+    cdef int _flush_group(self, PatternKind kind, vector[Span]& spans, vector[Span]& segments,
                           vector[Py_ssize_t]& text_ends, Py_ssize_t group_bytes, vector[Rank]& out,
                           vector[int64_t]& offsets) except -1:
         if kind:
