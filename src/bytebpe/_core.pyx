@@ -394,12 +394,7 @@ cdef class MergeTable:
         __builtin_prefetch(self.cold_slots.data() + (h & self.cold_mask))
         if not self._maybe_token(h):
             return NO_RANK
-        cdef Rank rank = _probe(self.hot_slots.data(), self.hot_mask, h, head, data, n, self.blob.data(),
-                                self.token_start.data())
-        if rank == NO_RANK:
-            rank = _probe(self.cold_slots.data(), self.cold_mask, h, head, data, n, self.blob.data(),
-                          self.token_start.data())
-        return rank
+        return self.rank_of_hashed(data, n, head, h)
 
     cdef inline Rank rank_of_hashed(self, const uint8_t* data, Py_ssize_t n, uint64_t head,
                                     uint64_t h) noexcept nogil:
