@@ -52,6 +52,7 @@ VALID = b"YQ== 0\nYg== 1\nYWI= 2\n"
     b" 0\n",                    # empty token
     b"YQ== 0\n\nYg== 1\n",      # blank line inside
     b"YQ== 99999999999\n",      # rank beyond any id
+    b"YQ== 2000000000\n",       # a gap that would need gigabytes of empty slots
 ])
 def test_the_compiled_parser_declines_what_is_not_plainly_valid(contents):
     assert _core.MergeTable.from_tiktoken(contents) is None

@@ -273,8 +273,8 @@ cdef class MergeTable:
                 if text[k] < 48 or text[k] > 57:
                     return 0
                 rank = rank * 10 + (text[k] - 48)
-            if rank <= previous or rank > MAX_TOKEN_ID:
-                return 0
+            if rank <= previous or rank > MAX_TOKEN_ID or rank > previous + 65536:
+                return 0    # (a wide gap is left to the Python reader and the sparsity check, not filled here)
             # the token: standard base64 with padding only at the very end
             token_begin = self.blob.size()
             k = pos
