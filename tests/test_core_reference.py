@@ -124,6 +124,21 @@ def test_a_piece_that_is_a_token_is_one_id_even_if_merges_cannot_reach_it():
     assert _core.MergeTable(ranks).encode_single_piece(b"xyzx") == list(b"xyzx")
 
 
+@settings(max_examples=60, deadline=None)
+@given(runs=st.lists(st.tuples(st.sampled_from(list("abé日本😀")), st.integers(1, 60)), min_size=3, max_size=40),
+       seed=st.integers(0, 2**32 - 1))
+def test_long_unbroken_pieces_through_the_whole_pipeline_equal_the_reference(runs, seed):
+    # Runs of letters are single pieces of tens to thousands of bytes: every merge path (flat scan, heap,
+    # rank buckets) runs with the per-call merge cache and (left, right) pair memo, which is small for a
+    # short text, so its entries are overwritten often.
+    ranks = random_merge_table(seed, 400, "abé日本😀".encode(), inverted=seed % 2 == 0)
+    enc = Encoding("random", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    text = "".join(char * count for char, count in runs)
+    twice = f"{text}\n{text}"     # every piece twice: the second time it may come from the merge cache
+    expected = [rank for piece in regex.findall(CL100K_PATTERN, twice) for rank in bpe_encode_piece(piece.encode(), ranks)]
+    assert enc.encode_ordinary(twice) == expected
+
+
 @settings(max_examples=150, deadline=None)
 @given(text=st.text(alphabet=st.sampled_from(list("ab c'\n1é日😀")), max_size=200), seed=st.integers(0, 2**32 - 1))
 def test_whole_pipeline_equals_regex_split_then_reference(text, seed):
