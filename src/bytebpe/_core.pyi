@@ -1,11 +1,12 @@
 """Typed stubs for the compiled core (`_core.pyx`)."""
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, final
 
 import numpy as np
 import numpy.typing as npt
 
 class InvalidTokenError(KeyError, ValueError): ...
 
+@final
 class MergeTable:
     """Mergeable tokens: bytes -> rank lookups and the BPE merge loop. Immutable once built."""
 
@@ -27,6 +28,7 @@ from ._pretokenize import Scanner
 _FindAll = Scanner | Callable[[str], list[str]]
 _SpecialSplit = Callable[[str], list[str]] | None
 
+@final
 class CoreBPE:
     """A merge table plus special tokens: text in, ids out, ids back to bytes."""
 

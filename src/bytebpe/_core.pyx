@@ -156,6 +156,7 @@ for _byte in range(256):
 _BASE64_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 for _value in range(64):
     _BASE64_VALUE[ord(_BASE64_DIGITS[_value])] = _value
+del _byte, _value, _BASE64_DIGITS
 
 
 @cython.final

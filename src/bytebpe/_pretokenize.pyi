@@ -1,17 +1,16 @@
 """Typed stubs for the compiled pre-tokenizer (`_pretokenize.pyx`)."""
 import enum
+from typing import final
 
 class PatternKind(enum.IntEnum):
     R50K = 1
     CL100K = 2
     O200K = 3
 
-R50K: PatternKind
-CL100K: PatternKind
-O200K: PatternKind
 REGEX_VERSION: str
 CLASS_BITS: dict[str, int]
 
+@final
 class Scanner:
     """The compiled equivalent of ``regex.compile(pattern).findall`` for one of the known patterns."""
 

@@ -39,6 +39,7 @@ cdef enum:
 cdef uint8_t ASCII_CLASS[128]
 for _cp in range(128):
     ASCII_CLASS[_cp] = bytebpe_class_of(_cp)
+del _cp
 
 REGEX_VERSION = BYTEBPE_REGEX_VERSION.decode("ascii")
 
