@@ -30,6 +30,9 @@ cdef extern from "_unicode_tables.h":
     uint8_t bytebpe_class_of(uint32_t cp) noexcept nogil
     uint32_t bytebpe_contraction_letter(uint32_t cp) noexcept nogil
 
+cdef extern from "_ascii_runs.h":
+    size_t bytebpe_ascii_letter_run(const uint8_t* s, size_t i, size_t n, uint8_t fold) noexcept nogil
+
 # Everything that is not "other": [^\s\p{L}\p{N}] is a code point with none of these bits.
 cdef enum:
     WORDISH = BYTEBPE_LETTER | BYTEBPE_NUMBER | BYTEBPE_SPACE
@@ -82,6 +85,12 @@ cdef inline uint8_t _class_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_s
 cdef inline Py_ssize_t _run_with(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, uint8_t bits) noexcept nogil:
     """Skip code points that have any of `bits`."""
     cdef Py_ssize_t width
+    # Letters (\p{L}: A-Z and a-z in ASCII) and o200k's lower class (a-z) start with a vectorized pass over
+    # ASCII; the loop below goes on from wherever it stopped (a non-ASCII byte, or the end of the run).
+    if bits == BYTEBPE_LETTER:
+        i = <Py_ssize_t>bytebpe_ascii_letter_run(s, <size_t>i, <size_t>n, 0x20)
+    elif bits == BYTEBPE_LOWER:
+        i = <Py_ssize_t>bytebpe_ascii_letter_run(s, <size_t>i, <size_t>n, 0)
     while i < n:
         if s[i] < 0x80:
             if not (ASCII_CLASS[s[i]] & bits):
