@@ -40,13 +40,10 @@ cdef class MergeTable:
     cdef vector[uint8_t] blob
     cdef vector[uint32_t] token_start   # id -> offset into blob
     cdef vector[int32_t] token_len      # id -> length in bytes, -1 where the id is a gap
-    # Two open-addressing hash tables (linear probing, load factor <= 1/2). BPE ranks follow frequency,
-    # so the tokens ranked below HOT_RANKS get a small table of their own that stays in L2 cache and
-    # answers most lookups; the rest live in the large table. Each token is in exactly one of them.
-    cdef vector[Slot] hot_slots
-    cdef uint64_t hot_mask
-    cdef vector[Slot] cold_slots
-    cdef uint64_t cold_mask
+    # One open-addressing hash table (linear probing, load factor <= 1/2). (A small table of the most
+    # frequent ranks in front of it was measured slower: every other token then cost two probes.)
+    cdef vector[Slot] slots
+    cdef uint64_t mask
     # Blocked Bloom filter over all tokens: each token sets two bits of one 64-bit word (~16 bits per
     # token), so a query reads one word. The merge loop mostly asks about spans that are *not* tokens; the
     # filter answers those from L2 cache instead of a probe into the large table.
@@ -80,7 +77,7 @@ cdef class MergeTable:
     cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef int _merge_by_buckets(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
                                PairMemo* memo) except -1 nogil
-    cdef void _insert(self, vector[Slot]& slots, uint64_t mask, Rank rank) noexcept
+    cdef void _insert(self, Rank rank) noexcept
     cdef int _parse_tiktoken(self, const uint8_t* text, Py_ssize_t size) except -1 nogil
     cdef int _check_size(self, Py_ssize_t n_tokens, Py_ssize_t max_rank, Py_ssize_t total_bytes) except -1
     cdef bint _index(self) except -1

@@ -56,9 +56,6 @@ cdef enum:
 # re-taking the GIL costs more than another thread could gain.
 cdef enum:
     RELEASE_GIL_MIN_BYTES = 4096
-# Ranks below this go to the small, cache-resident hash table (see MergeTable in _core.pxd).
-cdef enum:
-    HOT_RANKS = 4096
 # A batch is gathered and merged in groups of about this many bytes of text: small enough that the
 # pieces are still in cache when merged, large enough that releasing the GIL once per group is free.
 cdef enum:
@@ -318,14 +315,10 @@ cdef class MergeTable:
 
     cdef bint _index(self) except -1:
         """Build the lookup structures from blob/token_start/token_len; False if a token appears twice."""
-        cdef Py_ssize_t rank, n, n_hot = 0
+        cdef Py_ssize_t rank, n
         cdef const uint8_t* data
-        for rank in range(min(<Py_ssize_t>HOT_RANKS, self.max_rank + 1)):
-            n_hot += self.token_len[rank] >= 0
-        self.hot_mask = _table_capacity(n_hot) - 1
-        self.hot_slots.assign(self.hot_mask + 1, Slot(0, 0, 0))
-        self.cold_mask = _table_capacity(self.n_tokens - n_hot) - 1
-        self.cold_slots.assign(self.cold_mask + 1, Slot(0, 0, 0))
+        self.mask = _table_capacity(self.n_tokens) - 1
+        self.slots.assign(self.mask + 1, Slot(0, 0, 0))
         self.bloom_mask = _table_capacity(self.n_tokens) // 8 - 1
         self.bloom.assign(self.bloom_mask + 1, 0)
         for rank in range(256):
@@ -341,10 +334,7 @@ cdef class MergeTable:
             data = self.blob.data() + self.token_start[rank]
             if self.rank_of(data, n) != NO_RANK:
                 return False
-            if rank < HOT_RANKS:
-                self._insert(self.hot_slots, self.hot_mask, <Rank>rank)
-            else:
-                self._insert(self.cold_slots, self.cold_mask, <Rank>rank)
+            self._insert(<Rank>rank)
             if n == 1:
                 self.byte_rank[data[0]] = <Rank>rank
             elif n == 2:
@@ -367,15 +357,15 @@ cdef class MergeTable:
                 ranks[self._token_bytes(rank)] = self.rank_objects[rank]
         return ranks
 
-    cdef void _insert(self, vector[Slot]& slots, uint64_t mask, Rank rank) noexcept:
+    cdef void _insert(self, Rank rank) noexcept:
         cdef const uint8_t* data = self.blob.data() + self.token_start[rank]
         cdef Py_ssize_t n = self.token_len[rank]
         cdef uint64_t head = _head_word(data, n)
         cdef uint64_t h = _hash_bytes(head, data, n)
-        cdef uint64_t i = h & mask
-        while slots[i].rank_plus_one != 0:
-            i = (i + 1) & mask
-        slots[i] = Slot(head, rank + 1, <uint32_t>n)
+        cdef uint64_t i = h & self.mask
+        while self.slots[i].rank_plus_one != 0:
+            i = (i + 1) & self.mask
+        self.slots[i] = Slot(head, rank + 1, <uint32_t>n)
         self.bloom[(h >> 20) & self.bloom_mask] |= _bloom_bits(h)
 
     cdef inline bint _maybe_token(self, uint64_t h) noexcept nogil:
@@ -390,9 +380,9 @@ cdef class MergeTable:
             return self.byte_rank[data[0]] if n == 1 else self.pair_of_bytes_rank[data[0] << 8 | data[1]]
         cdef uint64_t head = _head_word(data, n)
         cdef uint64_t h = _hash_bytes(head, data, n)
-        # Start loading the large table's slot now, so that its likely cache miss overlaps the Bloom filter
-        # test and the small table's probe instead of following them.
-        __builtin_prefetch(self.cold_slots.data() + (h & self.cold_mask))
+        # Start loading the table's slot now, so that its likely cache miss overlaps the Bloom filter test
+        # instead of following it.
+        __builtin_prefetch(self.slots.data() + (h & self.mask))
         if not self._maybe_token(h):
             return NO_RANK
         return self.rank_of_hashed(data, n, head, h)
@@ -400,12 +390,7 @@ cdef class MergeTable:
     cdef inline Rank rank_of_hashed(self, const uint8_t* data, Py_ssize_t n, uint64_t head,
                                     uint64_t h) noexcept nogil:
         # No Bloom filter here: callers ask about whole pieces, which mostly are tokens.
-        cdef Rank rank = _probe(self.hot_slots.data(), self.hot_mask, h, head, data, n, self.blob.data(),
-                                self.token_start.data())
-        if rank == NO_RANK:
-            rank = _probe(self.cold_slots.data(), self.cold_mask, h, head, data, n, self.blob.data(),
-                          self.token_start.data())
-        return rank
+        return _probe(self.slots.data(), self.mask, h, head, data, n, self.blob.data(), self.token_start.data())
 
     cdef int encode_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
         if n <= 0:     # a user pattern may match the empty string; it holds no tokens
@@ -795,8 +780,7 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
             if size > 2 and size <= table.max_token_len:
                 heads[k] = _head_word(data + end, size)
                 hashes[k] = _hash_bytes(heads[k], data + end, size)
-                __builtin_prefetch(table.hot_slots.data() + (hashes[k] & table.hot_mask))
-                __builtin_prefetch(table.cold_slots.data() + (hashes[k] & table.cold_mask))
+                __builtin_prefetch(table.slots.data() + (hashes[k] & table.mask))
             end = piece_ends[k]
         for k in range(count):
             end = piece_ends[k]
