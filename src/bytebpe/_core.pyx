@@ -73,7 +73,7 @@ cdef enum:
 # The merge cache (see MergeCache): at most this many slots, at least one per CACHE_BYTES_PER_SLOT bytes of
 # input (so clearing it costs ~1% of encoding the input), and the ids it may hold before starting afresh.
 cdef enum:
-    CACHE_MAX_SLOTS = 16384
+    CACHE_MAX_SLOTS = 65536
     CACHE_BYTES_PER_SLOT = 32
     CACHE_MAX_IDS = 262144
 
