@@ -2,7 +2,8 @@
 
 tiktoken creates a ThreadPoolExecutor per batch call, which costs more than it saves on short batches. Here
 one pool lives for the process; a batch is cut into a few chunks of similar byte size, each chunk is encoded
-by one call into the compiled core (which merges with the GIL released), and results come back in order.
+by one call into the compiled core (which, with the compiled pre-tokenizer, encodes the whole chunk with the
+GIL released; with the `regex` engine only the merging), and results come back in order.
 """
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ keeps up to `PREFETCH_BATCHES` ready; the calling thread encodes each batch with
 appends the ids to a temporary file (`token_files`). Memory is a few batches whatever the input size. Once
 the last batch is written the files get their final names; an error or Ctrl-C deletes them instead.
 
-Reading overlaps encoding because the encoder leaves the GIL while it merges (and, once the compiled
-pre-tokenizer lands, for the whole document): nothing here needs to change for that to pay off.
+Reading overlaps encoding because the encoder leaves the GIL for the whole document when the encoding's
+pattern has a compiled scanner (every named encoding), and while it merges otherwise.
 """
 from __future__ import annotations
 
