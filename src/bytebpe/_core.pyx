@@ -28,7 +28,6 @@ from bytebpe._pretokenize cimport PatternKind, Scanner, scan_pieces
 
 from ._shared cimport (
     PyUnicode_AsUTF8AndSize,
-    PyUnicode_AsUTF8String,
     PyUnicode_DATA,
     PyUnicode_GET_LENGTH,
     PyUnicode_IS_COMPACT_ASCII,
@@ -36,6 +35,7 @@ from ._shared cimport (
     _head_word,
     _load32,
     _load64,
+    _utf8_view,
 )
 
 cdef extern from *:
@@ -942,32 +942,19 @@ cdef class CoreBPE:
 
     cdef Py_ssize_t _add_segment(self, str text, vector[Span]& segments, list owners) except -1:
         cdef Py_ssize_t size
-        cdef const char* data
-        cdef bytes utf8
-        if PyUnicode_IS_COMPACT_ASCII(text):
-            # ASCII is its own UTF-8: scan the str's buffer in place.
-            data = <const char*>PyUnicode_DATA(text)
-            size = PyUnicode_GET_LENGTH(text)
-        else:
-            # A temporary copy rather than the UTF-8 cache inside the str, which would live as long as it.
-            utf8 = PyUnicode_AsUTF8String(text)
-            owners.append(utf8)
-            data = PyBytes_AS_STRING(utf8)
-            size = PyBytes_GET_SIZE(utf8)
-        segments.push_back(Span(<const uint8_t*>data, size, NO_RANK))
+        cdef const uint8_t* data = _utf8_view(text, &size, owners)
+        segments.push_back(Span(data, size, NO_RANK))
         return size
 
     cdef Py_ssize_t _scan_texts(self, PatternKind kind, vector[Span]& segments, vector[Py_ssize_t]& text_ends,
-                                vector[Rank]& out, vector[int64_t]& offsets,
+                                Py_ssize_t total_bytes, vector[Rank]& out, vector[int64_t]& offsets,
                                 Py_ssize_t* failed_offset) except -2 nogil:
-        """Encode the segments text by text, recording where each text's ids end.
+        """Encode the segments (`total_bytes` of text) text by text, recording where each text's ids end.
 
         Returns -1, or the index of a segment with a byte the vocabulary lacks (at `failed_offset`).
         """
-        cdef Py_ssize_t i, k, failed, begin = 0, total_bytes = 0
+        cdef Py_ssize_t i, k, failed, begin = 0
         cdef MergeCache cache
-        for k in range(<Py_ssize_t>segments.size()):
-            total_bytes += segments[k].size
         _reset_cache(cache, total_bytes)
         for i in range(<Py_ssize_t>text_ends.size()):
             for k in range(begin, text_ends[i]):
@@ -989,9 +976,9 @@ cdef class CoreBPE:
         out.reserve(out.size() + total_bytes // 4 + 16)
         if total_bytes >= RELEASE_GIL_MIN_BYTES:
             with nogil:
-                failed = self._scan_texts(kind, segments, text_ends, out, offsets, &failed_offset)
+                failed = self._scan_texts(kind, segments, text_ends, total_bytes, out, offsets, &failed_offset)
         else:
-            failed = self._scan_texts(kind, segments, text_ends, out, offsets, &failed_offset)
+            failed = self._scan_texts(kind, segments, text_ends, total_bytes, out, offsets, &failed_offset)
         if failed >= 0:
             scan_pieces(kind, segments[failed].data, failed_offset, segments[failed].size, piece_end, 1)
             _raise_missing_byte(PyBytes_FromStringAndSize(

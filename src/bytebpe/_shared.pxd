@@ -20,6 +20,20 @@ cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
 
 
+cdef inline const uint8_t* _utf8_view(str text, Py_ssize_t* size, list owners) except NULL:
+    """The UTF-8 bytes of `text`: an ASCII str's own buffer (ASCII is its own UTF-8), otherwise a temporary
+    copy appended to `owners` to keep it alive — not the UTF-8 cache inside the str, which would live as
+    long as the str. Raises UnicodeEncodeError for lone surrogates."""
+    cdef bytes utf8
+    if PyUnicode_IS_COMPACT_ASCII(text):
+        size[0] = PyUnicode_GET_LENGTH(text)
+        return <const uint8_t*>PyUnicode_DATA(text)
+    utf8 = PyUnicode_AsUTF8String(text)
+    owners.append(utf8)
+    size[0] = len(utf8)
+    return <const uint8_t*><const char*>utf8
+
+
 cdef inline uint64_t _load64(const uint8_t* data) noexcept nogil:
     cdef uint64_t word
     memcpy(&word, data, 8)    # constant size: compiles to one unaligned load

@@ -29,12 +29,12 @@ from libcpp.vector cimport vector
 from ._pretokenize cimport PatternKind, Scanner, scan_pieces
 from ._shared cimport (
     PyUnicode_AsUTF8AndSize,
-    PyUnicode_AsUTF8String,
     PyUnicode_DATA,
     PyUnicode_GET_LENGTH,
     PyUnicode_IS_COMPACT_ASCII,
     _hash_bytes,
     _head_word,
+    _utf8_view,
 )
 
 # Ids are uint32 in the words, and the rest of bytebpe keeps token ids below 2**31 - 1.
@@ -201,21 +201,14 @@ cdef class PieceCounts:
         cdef list owners = []
         cdef vector[const uint8_t*] data
         cdef vector[Py_ssize_t] sizes
-        cdef Py_ssize_t i, k, count, start
-        cdef bytes utf8
+        cdef Py_ssize_t i, k, count, start, size
         cdef Py_ssize_t piece_ends[SCAN_BATCH]
         cdef PatternKind kind = scanner.kind
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"texts must be str, got {type(text).__name__} at index {i}")
-            if PyUnicode_IS_COMPACT_ASCII(text):
-                data.push_back(<const uint8_t*>PyUnicode_DATA(text))
-                sizes.push_back(PyUnicode_GET_LENGTH(text))
-            else:
-                utf8 = PyUnicode_AsUTF8String(text)
-                owners.append(utf8)
-                data.push_back(<const uint8_t*><const char*>utf8)
-                sizes.push_back(len(utf8))
+            data.push_back(_utf8_view(text, &size, owners))
+            sizes.push_back(size)
         self._enter()
         try:
             with nogil:

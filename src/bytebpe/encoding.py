@@ -528,14 +528,19 @@ def _special_token_regex(tokens: frozenset[str]) -> re.Pattern[str]:
     return re.compile("(" + "|".join(re.escape(token) for token in ordered) + ")")
 
 
+def _check_special_text(text: object) -> None:
+    """A special token is a non-empty str (shared by `Encoding` and the trainer)."""
+    if not isinstance(text, str):
+        raise TypeError(f"special tokens are str, got {type(text).__name__}: {text!r}")
+    if not text:
+        raise ValueError("a special token cannot be the empty string")
+
+
 def _checked_special_tokens(special_tokens: Mapping[str, int], table: _core.MergeTable) -> dict[str, int]:
     if not isinstance(special_tokens, Mapping):
         raise TypeError(f"special_tokens must be a mapping of str to int, got {type(special_tokens).__name__}")
     for text, token in special_tokens.items():
-        if not isinstance(text, str):
-            raise TypeError(f"special tokens are str, got {type(text).__name__}: {text!r}")
-        if not text:
-            raise ValueError("a special token cannot be the empty string")
+        _check_special_text(text)
         if not isinstance(token, int) or isinstance(token, bool):
             raise TypeError(f"id of special token {text!r} must be an int, got {type(token).__name__}")
         if not 0 <= token < 2**31 - 1:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any, Union
 
 from . import _pretokenize, _train
-from .encoding import Encoding, _compile_pattern, _replace_surrogates, _whole_matches
+from .encoding import Encoding, _check_special_text, _compile_pattern, _replace_surrogates, _whole_matches
 from .registry import ENCODING_SPECS
 
 __all__ = ["train", "train_from_files", "resolve_pattern", "count_pieces", "EmptyCorpusWarning"]
@@ -112,10 +112,7 @@ def _plan_special_tokens(
                 raise ValueError(f"special token {text!r} is listed twice")
             planned[text] = None
     for text in planned:
-        if not isinstance(text, str):
-            raise TypeError(f"special tokens are str, got {type(text).__name__}: {text!r}")
-        if not text:
-            raise ValueError("a special token cannot be the empty string")
+        _check_special_text(text)
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
         raise TypeError(f"vocab_size must be an int, got {type(vocab_size).__name__}")
     minimum = 256 + len(planned)
