@@ -83,9 +83,10 @@ def test_any_written_vocabulary_is_read_back_by_the_compiled_parser(tokens):
 def test_named_encodings_load_without_a_ranks_dict_until_asked(data_dir):
     registry._clear_caches()
     enc = bytebpe.get_encoding("cl100k_base")
-    assert enc._mergeable_ranks is None
+    assert not enc._table.ranks_built
     expected = load_tiktoken_bpe(data_dir / "cl100k_base.tiktoken")
     assert dict(enc.mergeable_ranks) == expected
+    assert enc._table.ranks_built and enc._mergeable_ranks is enc._table.ranks()
     # o200k_base and o200k_harmony share one table, and so one dict.
     assert bytebpe.get_encoding("o200k_base")._table is bytebpe.get_encoding("o200k_harmony")._table
 

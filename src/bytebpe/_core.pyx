@@ -26,17 +26,7 @@ from libcpp.vector cimport vector
 
 from bytebpe._pretokenize cimport PatternKind, Scanner, scan_pieces
 
-from ._shared cimport (
-    PyUnicode_AsUTF8AndSize,
-    PyUnicode_DATA,
-    PyUnicode_GET_LENGTH,
-    PyUnicode_IS_COMPACT_ASCII,
-    _hash_bytes,
-    _head_word,
-    _load32,
-    _load64,
-    _utf8_view,
-)
+from ._shared cimport _hash_bytes, _head_word, _load32, _load64, _utf8_view, _utf8_view_of_held
 
 cdef extern from *:
     # A hint to start loading a cache line now; it never faults, whatever the address.
@@ -172,19 +162,28 @@ cdef class MergeTable:
         cdef Py_ssize_t total_bytes = 0
         cdef Py_ssize_t max_rank = -1
         cdef Py_ssize_t rank
+        # Validated (token, rank) pairs in a private list: the second pass writes at the ranks the first
+        # one bounded, so it must see exactly the same ones (an int subclass's __int__ could change the
+        # dict in between).
+        cdef list items = []
+        cdef bytes token_bytes
         for token, value in (<dict>mergeable_ranks).items():
             if not isinstance(token, bytes):
                 raise TypeError(f"mergeable_ranks keys must be bytes, got {type(token).__name__}: {token!r}")
             if not isinstance(value, int) or isinstance(value, bool):
                 raise TypeError(f"rank of {token!r} must be an int, got {type(value).__name__}")
+            token_bytes = token if type(token) is bytes else bytes(token)
+            value = value if type(value) is int else int(value)    # reuse the dict's int objects
             if not 0 <= value <= MAX_TOKEN_ID:
                 raise ValueError(f"rank of {token!r} is {value}, outside 0..{MAX_TOKEN_ID}")
-            if len(<bytes>token) == 0:
+            if PyBytes_GET_SIZE(token_bytes) == 0:
                 raise ValueError("the empty byte string cannot be a token")
-            total_bytes += len(<bytes>token)
-            if value > max_rank:
-                max_rank = value
-        self._check_size(len(mergeable_ranks), max_rank, total_bytes)
+            rank = value
+            items.append((token_bytes, value))
+            total_bytes += PyBytes_GET_SIZE(token_bytes)
+            if rank > max_rank:
+                max_rank = rank
+        self._check_size(len(items), max_rank, total_bytes)
         self.rank_objects = [None] * (max_rank + 1)
         self.token_start.assign(max_rank + 1, 0)
         self.token_len.assign(max_rank + 1, -1)
@@ -192,14 +191,14 @@ cdef class MergeTable:
         self.ranks_dict = mergeable_ranks
         cdef const uint8_t* data
         cdef Py_ssize_t n
-        for token, value in (<dict>mergeable_ranks).items():
+        for token_bytes, value in items:
             rank = value
             if self.token_len[rank] != -1:
                 raise ValueError(
-                    f"rank {rank} is given to two tokens: {self._token_bytes(rank)!r} and {token!r}")
-            data = <const uint8_t*>PyBytes_AS_STRING(token)
-            n = PyBytes_GET_SIZE(token)
-            self.rank_objects[rank] = value if type(value) is int else int(value)
+                    f"rank {rank} is given to two tokens: {self._token_bytes(rank)!r} and {token_bytes!r}")
+            data = <const uint8_t*>PyBytes_AS_STRING(token_bytes)
+            n = PyBytes_GET_SIZE(token_bytes)
+            self.rank_objects[rank] = value
             self.token_start[rank] = self.blob.size()
             self.token_len[rank] = <int32_t>n
             self.blob.insert(self.blob.end(), data, data + n)
@@ -348,6 +347,11 @@ cdef class MergeTable:
             self.ranks_dict = self.to_dict()
         return self.ranks_dict
 
+    @property
+    def ranks_built(self):
+        """Whether the dict of `ranks()` exists yet (a table read from a file has none until asked)."""
+        return self.ranks_dict is not None
+
     def to_dict(self):
         """The tokens as a new ``dict[bytes, int]`` (token bytes -> rank)."""
         cdef dict ranks = {}
@@ -374,7 +378,7 @@ cdef class MergeTable:
         return (self.bloom[(h >> 20) & self.bloom_mask] & bits) == bits
 
     cdef Rank rank_of(self, const uint8_t* data, Py_ssize_t n) noexcept nogil:
-        if n > self.max_token_len:
+        if n > self.max_token_len or n <= 0:    # (an empty span has no byte to read: no token is empty)
             return NO_RANK
         if n <= 2:
             return self.byte_rank[data[0]] if n == 1 else self.pair_of_bytes_rank[data[0] << 8 | data[1]]
@@ -853,28 +857,22 @@ cdef class CoreBPE:
 
     cdef Py_ssize_t _gather_ordinary(self, object findall, str text, vector[Span]& spans, list owners) except -1:
         """Pre-tokenize `text` and append a span per piece; returns the bytes gathered."""
-        cdef list pieces = findall(text)
-        owners.append(pieces)   # keeps every piece, and so every span's bytes, alive
+        # A private copy of the pieces, held in `owners` (the ownership rule, _shared.pxd): the callable may
+        # return a list that someone else keeps and changes. The copy costs ~1% of a regex findall.
+        cdef list pieces = list(findall(text))
+        owners.append(pieces)
         cdef Py_ssize_t count = PyList_GET_SIZE(pieces)
         cdef Py_ssize_t i, size, total = 0
-        cdef const char* data
-        cdef PyObject* piece
+        cdef const uint8_t* data
         if spans.capacity() < spans.size() + count:
             # Grow geometrically: a batch gathers text after text into one vector, and reserving exactly
             # what each text needs would copy the whole vector every time.
             spans.reserve(max(2 * spans.capacity(), spans.size() + count))
         for i in range(count):
-            piece = PyList_GET_ITEM(pieces, i)
-            if PyUnicode_IS_COMPACT_ASCII(<object>piece):
-                # ASCII is its own UTF-8: point into the str itself.
-                data = <const char*>PyUnicode_DATA(<object>piece)
-                size = PyUnicode_GET_LENGTH(<object>piece)
-            else:
-                data = PyUnicode_AsUTF8AndSize(<object>piece, &size)
+            data = _utf8_view_of_held(<object>PyList_GET_ITEM(pieces, i), &size)
             # Look the whole piece up now, while its bytes are in cache: by the time every piece has been
             # gathered, the first ones are long evicted, and most pieces are whole tokens.
-            spans.push_back(Span(<const uint8_t*>data, size, self.table.rank_of(<const uint8_t*>data, size)
-                                 if size > 0 else NO_RANK))
+            spans.push_back(Span(data, size, self.table.rank_of(data, size)))
             total += size
         return total
 
@@ -1051,6 +1049,10 @@ cdef class CoreBPE:
         cdef vector[int64_t] offsets
         cdef list owners = []
         cdef Py_ssize_t group_bytes = 0
+        cdef Py_ssize_t k
+        # Iterate over a private copy: the caller's list may change while a group is merged without the
+        # GIL, and the result must have one entry per text that was actually encoded.
+        texts = list(texts)
         offsets.push_back(0)
         for text in texts:
             if not isinstance(text, str):
@@ -1071,7 +1073,7 @@ cdef class CoreBPE:
         if flat:
             import numpy as np
             return _to_numpy(out), np.asarray(<int64_t[:offsets.size()]>offsets.data()).copy()
-        return [self._to_list(out, offsets[k], offsets[k + 1]) for k in range(texts.__len__())]
+        return [self._to_list(out, offsets[k], offsets[k + 1]) for k in range(<Py_ssize_t>offsets.size() - 1)]
 
     cdef int _flush_group(self, PatternKind kind, vector[Span]& spans, vector[Span]& segments,
                           vector[Py_ssize_t]& text_ends, Py_ssize_t group_bytes, vector[Rank]& out,

@@ -1,9 +1,25 @@
 # cython: language_level=3
-"""What the compiled modules share: the UTF-8 views of str they read pieces through, and byte hashing.
+"""What the compiled modules share: the UTF-8 views of str they read text through, and byte hashing.
 
-The functions are inline, so each module gets its own inlined copy. `_head_word` plus the length identifies
-a string's first 8 bytes; `_hash_bytes` mixes in the rest a word at a time (multiply-xorshift), fast on the
-short strings tokens and pre-tokens mostly are.
+THE OWNERSHIP RULE. Every pointer that the compiled code reads — with or without the GIL — points into an
+object that the *current call* holds in a local list, conventionally named `owners`, from the moment the
+pointer is taken until the last read. "Holds" means: the object itself is an item of `owners`, or it is an
+item of a list that this call created (a private copy) and that list is in `owners`. Nothing else counts:
+
+- not the caller's arguments (a caller's list can lose items to another thread while the GIL is released,
+  and its strs are then freed);
+- not a temporary (a segment cut out of a text is freed when the function that cut it returns; ASCII
+  segments of more than one character are real heap objects, unlike the cached one-character strs);
+- not "it worked in the tests" (PYTHONMALLOC=debug overwrites freed memory and turns a violation into
+  wrong ids at once; run the suite under it when changing how pointers are gathered).
+
+`_utf8_view` is the only way text becomes a pointer: it appends the owner itself. `_utf8_view_of_held` is
+for a str that is already an item of a private copy held in `owners` (a list of pieces), where appending
+each piece again would only cost time.
+
+The hashing functions are inline, so each module gets its own inlined copy. `_head_word` plus the length
+identifies a string's first 8 bytes; `_hash_bytes` mixes in the rest a word at a time (multiply-xorshift),
+fast on the short strings tokens and pre-tokens mostly are.
 """
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
@@ -21,17 +37,36 @@ cdef extern from "Python.h":
 
 
 cdef inline const uint8_t* _utf8_view(str text, Py_ssize_t* size, list owners) except NULL:
-    """The UTF-8 bytes of `text`: an ASCII str's own buffer (ASCII is its own UTF-8), otherwise a temporary
-    copy appended to `owners` to keep it alive — not the UTF-8 cache inside the str, which would live as
-    long as the str. Raises UnicodeEncodeError for lone surrogates."""
+    """The UTF-8 bytes of `text`, valid for as long as `owners` is (see the ownership rule above).
+
+    An ASCII str is its own UTF-8: `text` goes into `owners` and the pointer is into its buffer. Otherwise
+    a temporary UTF-8 copy goes into `owners` — not the UTF-8 cache inside the str, which would live (and
+    double the memory) as long as the str. Raises UnicodeEncodeError for lone surrogates.
+    """
     cdef bytes utf8
     if PyUnicode_IS_COMPACT_ASCII(text):
+        owners.append(text)
         size[0] = PyUnicode_GET_LENGTH(text)
         return <const uint8_t*>PyUnicode_DATA(text)
     utf8 = PyUnicode_AsUTF8String(text)
     owners.append(utf8)
     size[0] = len(utf8)
     return <const uint8_t*><const char*>utf8
+
+
+cdef inline const uint8_t* _utf8_view_of_held(object piece, Py_ssize_t* size) except NULL:
+    """The UTF-8 bytes of `piece`, an item of a private list that the caller holds in `owners`.
+
+    Points into the str itself (its ASCII buffer, or the UTF-8 cache CPython keeps inside it), so it is
+    valid exactly as long as the str is. Raises TypeError for anything but a str and UnicodeEncodeError
+    for lone surrogates.
+    """
+    if not isinstance(piece, str):
+        raise TypeError(f"pre-tokenized pieces must be str, got {type(piece).__name__}")
+    if PyUnicode_IS_COMPACT_ASCII(piece):
+        size[0] = PyUnicode_GET_LENGTH(piece)
+        return <const uint8_t*>PyUnicode_DATA(piece)
+    return <const uint8_t*>PyUnicode_AsUTF8AndSize(piece, size)
 
 
 cdef inline uint64_t _load64(const uint8_t* data) noexcept nogil:

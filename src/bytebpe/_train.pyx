@@ -27,15 +27,7 @@ from libcpp.queue cimport priority_queue
 from libcpp.vector cimport vector
 
 from ._pretokenize cimport PatternKind, Scanner, scan_pieces
-from ._shared cimport (
-    PyUnicode_AsUTF8AndSize,
-    PyUnicode_DATA,
-    PyUnicode_GET_LENGTH,
-    PyUnicode_IS_COMPACT_ASCII,
-    _hash_bytes,
-    _head_word,
-    _utf8_view,
-)
+from ._shared cimport _hash_bytes, _head_word, _utf8_view, _utf8_view_of_held
 
 # Ids are uint32 in the words, and the rest of bytebpe keeps token ids below 2**31 - 1.
 cdef enum:
@@ -58,6 +50,22 @@ cdef inline uint64_t _mix_key(uint64_t key) noexcept nogil:
     """Spread a pair key over the table's low bits (the ids themselves cluster)."""
     key = (key ^ (key >> 31)) * 0xBF58476D1CE4E5B9ULL
     return key ^ (key >> 29)
+
+
+cdef extern from *:
+    # GCC/Clang builtins (type-generic): store a op b in *result and return whether it overflowed.
+    bint __builtin_add_overflow(int64_t a, int64_t b, int64_t* result) noexcept nogil
+    bint __builtin_mul_overflow(int64_t a, int64_t b, int64_t* result) noexcept nogil
+
+
+cdef inline int _add_count(int64_t* total, int64_t count) except -1 nogil:
+    """total += count, refusing to wrap around: counts are int64 and a wrapped count is a wrong merge."""
+    cdef int64_t result
+    if __builtin_add_overflow(total[0], count, &result):
+        with gil:
+            raise OverflowError("a piece count passed 2**63 - 1")
+    total[0] = result
+    return 0
 
 
 # One distinct piece: its bytes are blob[offset : offset + length].
@@ -131,7 +139,7 @@ cdef class PieceCounts:
             entry = &self.entries[slot - 1]
             if (entry.hash == h and entry.length == n and entry.head == head
                     and (n <= 8 or memcmp(self.blob.data() + entry.offset, data, n) == 0)):
-                entry.count += count
+                _add_count(&entry.count, count)
                 return 0
             i = (i + 1) & self.mask
         if self.entries.size() >= MAX_PIECES:
@@ -162,35 +170,31 @@ cdef class PieceCounts:
         """Count each str of `pieces` once (empty ones are ignored).
 
         The UTF-8 bytes are gathered with the GIL, then hashed without it, so other threads run meanwhile.
-        A piece with a lone surrogate raises UnicodeEncodeError before anything is counted.
+        A piece that is not a str raises TypeError and one with a lone surrogate UnicodeEncodeError, before
+        anything is counted.
         """
-        cdef Py_ssize_t n = PyList_GET_SIZE(pieces)
-        cdef vector[const char*] data
+        # A private copy holds every piece while the GIL is released (the ownership rule, _shared.pxd):
+        # the caller's list may lose items to another thread meanwhile.
+        cdef list owned = list(pieces)
+        cdef Py_ssize_t n = PyList_GET_SIZE(owned)
+        cdef vector[const uint8_t*] data
         cdef vector[Py_ssize_t] sizes
         cdef Py_ssize_t i, size
-        cdef PyObject* piece
-        for i in range(n):
-            piece = PyList_GET_ITEM(pieces, i)
-            if not isinstance(<object>piece, str):
-                raise TypeError(f"pieces must be str, got {type(<object>piece).__name__} at index {i}")
         data.resize(n)
         sizes.resize(n)
         for i in range(n):
-            piece = PyList_GET_ITEM(pieces, i)
-            if PyUnicode_IS_COMPACT_ASCII(<object>piece):
-                data[i] = <const char*>PyUnicode_DATA(<object>piece)
-                sizes[i] = PyUnicode_GET_LENGTH(<object>piece)
-            else:
-                data[i] = PyUnicode_AsUTF8AndSize(<object>piece, &size)
-                sizes[i] = size
-        # `pieces` stays referenced by this frame, so the gathered pointers stay valid without the GIL.
+            try:
+                data[i] = _utf8_view_of_held(<object>PyList_GET_ITEM(owned, i), &size)
+            except TypeError:
+                raise TypeError(f"pieces must be str, got {type(owned[i]).__name__} at index {i}") from None
+            sizes[i] = size
         self._enter()
         try:
             with nogil:
                 for i in range(n):
                     if sizes[i] > 0:
-                        self._add(<const uint8_t*>data[i], sizes[i], 1)
-                        self.total_pieces += 1
+                        self._add(data[i], sizes[i], 1)
+                        _add_count(&self.total_pieces, 1)
         finally:
             self.busy = False
 
@@ -219,18 +223,22 @@ cdef class PieceCounts:
                         for k in range(count):
                             self._add(data[i] + start, piece_ends[k] - start, 1)
                             start = piece_ends[k]
-                        self.total_pieces += count
+                        _add_count(&self.total_pieces, count)
         finally:
             self.busy = False
 
     def add_counts(self, counts not None):
-        """Add a mapping of piece (bytes) -> count, e.g. from a pre-tokenizer that counts for itself."""
+        """Add a mapping of piece (bytes) -> count, e.g. from a pre-tokenizer that counts for itself.
+
+        All or nothing: a bad item, or a total past 2**63 - 1 (OverflowError), changes nothing.
+        """
         items = list(counts.items())
         for piece, value in items:
             if not isinstance(piece, bytes):
                 raise TypeError(f"pieces must be bytes, got {type(piece).__name__}")
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**62:
                 raise ValueError(f"count of {piece!r} must be an int in 0..2**62-1, got {value!r}")
+        self._check_total(sum(value for piece, value in items if len(piece)))
         cdef bytes key
         self._enter()
         try:
@@ -238,22 +246,37 @@ cdef class PieceCounts:
                 key = piece
                 if len(key) and value:
                     self._add(<const uint8_t*><const char*>key, len(key), value)
-                    self.total_pieces += value
+                    _add_count(&self.total_pieces, value)
         finally:
             self.busy = False
 
+    cdef int _check_total(self, object added) except -1:
+        # No count exceeds the total (every count added is added to it too), so when the total fits in
+        # int64 every count does: checked before anything changes, an addition is all or nothing.
+        if self.total_pieces + added > 2**63 - 1:
+            raise OverflowError(f"counts would pass 2**63 - 1 pieces ({self.total_pieces} + {added})")
+        return 0
+
     def update(self, PieceCounts other not None):
-        """Add every count of `other` (other is left unchanged)."""
+        """Add every count of `other` (other is left unchanged). All or nothing, as `add_counts`."""
         if other is self:
             raise ValueError("cannot add a PieceCounts to itself")
-        self._enter()
+        self._check_total(other.total_pieces)
+        # `other` is marked busy too: a thread adding to it meanwhile would move the memory read here.
+        other._enter()
+        try:
+            self._enter()
+        except:
+            other.busy = False
+            raise
         cdef PieceEntry entry
         try:
             for entry in other.entries:
                 self._add(other.blob.data() + entry.offset, entry.length, entry.count)
-            self.total_pieces += other.total_pieces
+            _add_count(&self.total_pieces, other.total_pieces)
         finally:
             self.busy = False
+            other.busy = False
 
     def to_dict(self):
         """piece bytes -> count (for tests and inspection; a copy)."""
@@ -315,10 +338,18 @@ cdef class BPETrainer:
         cdef size_t total = 0
         cdef uint32_t i
         cdef const uint8_t* data
+        cdef int64_t pair_occurrences = 0, occurrences
         for entry in counts.entries:
             # A one-byte piece has no pair: it can never take part in a merge.
             if entry.length >= 2:
                 total += entry.length
+                # Every pair count is at most the number of adjacent pairs in the corpus, and merges only
+                # lower that number: if it fits in int64 now, no pair count can ever overflow.
+                if __builtin_mul_overflow(<int64_t>(entry.length - 1), entry.count, &occurrences) or \
+                        __builtin_add_overflow(pair_occurrences, occurrences, &pair_occurrences):
+                    with gil:
+                        raise OverflowError("the pieces hold more than 2**63 - 1 adjacent pairs: pair counts "
+                                            "would overflow")
         self.symbols.reserve(total)
         for entry in counts.entries:
             if entry.length < 2:

@@ -58,7 +58,7 @@ class Encoding:
         if not isinstance(mergeable_ranks, dict):
             mergeable_ranks = dict(mergeable_ranks)
         table = _core.MergeTable(mergeable_ranks)
-        self._setup(name, pat_str, mergeable_ranks, table, special_tokens, pretokenizer)
+        self._setup(name, pat_str, table, special_tokens, pretokenizer)
         self._check_n_vocab(explicit_n_vocab)
 
     @classmethod
@@ -74,7 +74,7 @@ class Encoding:
     ) -> Encoding:
         """An encoding over an already built merge table (the registry's fast path: no ranks dict)."""
         encoding = cls.__new__(cls)
-        encoding._setup(name, pat_str, None, table, special_tokens, pretokenizer)
+        encoding._setup(name, pat_str, table, special_tokens, pretokenizer)
         encoding._check_n_vocab(explicit_n_vocab)
         return encoding
 
@@ -91,19 +91,17 @@ class Encoding:
         self,
         name: str,
         pat_str: str,
-        mergeable_ranks: dict[bytes, int] | None,
         table: _core.MergeTable,
         special_tokens: Mapping[str, int],
         pretokenizer: Pretokenizer = "auto",
     ) -> None:
         """Everything but building the merge table, so that derived encodings can share one.
 
-        `mergeable_ranks` may be None: the dict is then built from the table when first asked for.
+        The ranks dict is the table's: the one it was built from, or built from it when first asked for.
         """
         self.name = name
         self._pat_str = pat_str
         self._pattern = _compile_pattern(pat_str)
-        self._mergeable_ranks = mergeable_ranks
         self._special_tokens = _checked_special_tokens(special_tokens, table)
         self._table = table
         self._core = _core.CoreBPE(table, self._special_tokens)
@@ -318,10 +316,14 @@ class Encoding:
         """Read-only view of token bytes -> rank."""
         return types.MappingProxyType(self._ranks())
 
+    @property
+    def _mergeable_ranks(self) -> dict[bytes, int]:
+        # tiktoken's private attribute, which its README's "Extending tiktoken" recipe passes to a new
+        # Encoding: a plain dict, built from the table on first use (a named encoding loads without one).
+        return self._table.ranks()
+
     def _ranks(self) -> dict[bytes, int]:
-        if self._mergeable_ranks is None:
-            self._mergeable_ranks = self._table.ranks()
-        return self._mergeable_ranks
+        return self._table.ranks()
 
     @property
     def special_tokens(self) -> Mapping[str, int]:
@@ -380,7 +382,6 @@ class Encoding:
         derived._setup(
             name if name is not None else f"{self.name}+specials",
             self._pat_str,
-            self._mergeable_ranks,
             self._table,
             {**self._special_tokens, **special_tokens},
             self._pretokenizer_choice,
@@ -391,8 +392,7 @@ class Encoding:
         """The same encoding with the pre-tokenizer engine chosen ("auto", "compiled" or "regex"), sharing
         this one's merge tables. For debugging and for checking one engine against the other."""
         derived = Encoding.__new__(Encoding)
-        derived._setup(self.name, self._pat_str, self._mergeable_ranks, self._table, self._special_tokens,
-                       pretokenizer)
+        derived._setup(self.name, self._pat_str, self._table, self._special_tokens, pretokenizer)
         return derived
 
     @property

@@ -1,0 +1,226 @@
+"""The compiled code reads only memory its own call holds (the ownership rule in `_shared.pxd`).
+
+Each test builds a situation in which a pointer taken from someone else's object would dangle: text cut
+into multi-character segments that die with the function that cut them, a caller's list that loses its
+items while the GIL is released, a callable that changes the list it returned earlier. Freed memory is
+often still intact, so a violation can pass by luck; `.ci/run` runs this module under PYTHONMALLOC=debug,
+which overwrites freed memory at once and turns a dangling read into wrong ids here.
+
+Also here: the other reads of memory that is not there — an empty span's "first two bytes" — and 64-bit
+counts that must refuse to wrap around.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from collections import Counter
+
+import pytest
+
+import bytebpe
+from bytebpe import _core, patterns
+from bytebpe._pretokenize import Scanner
+from bytebpe._train import BPETrainer, PieceCounts
+
+ENGINES = ["compiled", "regex"]
+
+
+@pytest.fixture(scope="module")
+def cl100k(data_dir) -> bytebpe.Encoding:
+    return bytebpe.get_encoding("cl100k_base")
+
+
+@pytest.fixture(scope="module")
+def tik(tiktoken_encoding):
+    return tiktoken_encoding("cl100k_base")
+
+
+def fresh(text: str) -> str:
+    """An equal str that is a new object (CPython would otherwise share literals and cached strs)."""
+    return "".join(list(text))
+
+
+def run_while_another_thread_clears(items: list, call):
+    """call() on a worker thread while this thread empties `items` (the caller's list), with the GIL handed
+    over as often as possible so that the clearing lands while the call runs; returns call()'s result."""
+    started = threading.Event()
+    result: list = []
+
+    def work() -> None:
+        started.set()
+        result.append(call())
+
+    previous_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        worker = threading.Thread(target=work)
+        worker.start()
+        started.wait()
+        items.clear()
+        worker.join()
+    finally:
+        sys.setswitchinterval(previous_interval)
+    assert result, "the call raised (see the thread's traceback above)"
+    return result[0]
+
+
+# ---- text between special tokens: segments die with the splitter's result ---------------------------
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_ordinary_text_between_allowed_specials_in_a_batch_of_one_repeated_str(cl100k, tik, engine):
+    enc = cl100k.with_pretokenizer(engine)
+    text = "<|endoftext|>text<|endoftext|>"
+    expected = tik.encode_batch([text] * 2, allowed_special="all")
+    assert expected == [[100257, 1342, 100257]] * 2
+    assert enc.encode_batch([text] * 2, allowed_special="all") == expected
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("segment", ["1 " * 5000, "héllo wörld " * 400, "x" * 3, "日本語のテキスト" * 700])
+def test_long_segments_between_allowed_specials(cl100k, tik, engine, segment):
+    enc = cl100k.with_pretokenizer(engine)
+    text = "<|endoftext|>" + segment + "<|fim_prefix|>" + segment[::-1] + "<|endoftext|>"
+    expected = tik.encode(text, allowed_special="all")
+    assert enc.encode(text, allowed_special="all") == expected
+    assert enc.encode_to_numpy(text, allowed_special="all").tolist() == expected
+    assert enc.encode_batch([text, fresh(text), text], allowed_special="all", num_threads=1) == [expected] * 3
+
+
+# ---- the core, called with callables that drop what they handed over ----------------------------------
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_batch_whose_list_is_emptied_while_it_is_encoded_still_encodes_every_text(cl100k, engine):
+    """The special-token splitter runs Python code in the middle of a batch; here it empties the caller's
+    list, so the texts after the first survive only if the core holds them itself."""
+    texts = [fresh(f"document {i}: " + "some words and more words " * 200) for i in range(5)]
+    expected = [cl100k.encode_ordinary(text) for text in texts]
+    splitter = cl100k._special_split("", "all", "all")
+
+    def split_and_drop_the_batch(text: str) -> list[str]:
+        texts.clear()
+        return splitter(text)
+
+    pretokenizer = cl100k.with_pretokenizer(engine)._pretokenize
+    assert cl100k._core.encode_batch(pretokenizer, split_and_drop_the_batch, texts) == expected
+
+
+def test_pieces_returned_by_a_callable_that_reuses_its_list(cl100k):
+    """A pre-tokenizer that hands out the same list every time, emptied and refilled: the pieces of an
+    earlier text are gone from it before they are merged, unless the core copied the list."""
+    pattern = cl100k._pattern
+    shared: list[str] = []
+
+    def findall(text: str) -> list[str]:
+        shared.clear()
+        shared.extend(fresh(piece) for piece in pattern.findall(text))
+        return shared
+
+    texts = [fresh("naïve café owners' résumés " * 300), fresh("ordinary words, again and again " * 300)]
+    expected = [cl100k.encode_ordinary(text) for text in texts]
+    assert cl100k._core.encode_batch(findall, None, texts) == expected
+
+
+def test_pieces_must_be_str(cl100k):
+    with pytest.raises(TypeError, match="must be str"):
+        cl100k._core.encode_pieces(["abc", b"def"])
+    with pytest.raises(TypeError, match="must be str"):
+        cl100k._core.encode(lambda text: [("tuple", "from a group")], None, "text")
+
+
+def test_a_list_cleared_by_another_thread_during_a_batch(cl100k):
+    """The GIL is released between groups of texts; every text of the list as it was passed must be read
+    from memory the call holds, and encoded."""
+    for _ in range(5):
+        texts = [fresh(f"text {i} " + "plain ascii words that need merging " * 300) for i in range(64)]
+        expected = [cl100k.encode_ordinary(text) for text in texts]
+        assert run_while_another_thread_clears(
+            texts, lambda: cl100k._core.encode_batch(cl100k._pretokenize, None, texts)) == expected
+
+
+# ---- the trainer's inputs ------------------------------------------------------------------------------
+
+def test_add_pieces_holds_its_pieces_while_another_thread_clears_the_list():
+    for _ in range(5):
+        pieces = [fresh(f"piece{i % 997} ") for i in range(200_000)]
+        expected = PieceCounts()
+        expected.add_counts(Counter(piece.encode() for piece in pieces))
+        counts = PieceCounts()
+        run_while_another_thread_clears(pieces, lambda: counts.add_pieces(pieces))
+        assert counts.to_dict() == expected.to_dict()
+
+
+def test_add_texts_holds_its_texts_while_another_thread_clears_the_list():
+    scanner = Scanner.for_pattern(patterns.CL100K_PATTERN)
+    for _ in range(5):
+        texts = [fresh(f"text {i}: the same words again " * 50) for i in range(200)]
+        expected = PieceCounts()
+        expected.add_pieces([piece for text in texts for piece in scanner.split(text)])
+        counts = PieceCounts()
+        run_while_another_thread_clears(texts, lambda: counts.add_texts(scanner, texts))
+        assert counts.to_dict() == expected.to_dict()
+
+
+def test_update_refuses_a_source_that_another_thread_is_filling():
+    """`update(other)` reads other's memory, which moves while another thread adds to it: refused."""
+    pieces = [f"p{i}" for i in range(2_000_000)]
+    refused = False
+    for _ in range(20):
+        other = PieceCounts()
+        worker = threading.Thread(target=other.add_pieces, args=(pieces,))
+        worker.start()
+        while worker.is_alive() and not refused:
+            try:
+                PieceCounts().update(other)
+            except RuntimeError as error:
+                assert "in use" in str(error)
+                refused = True
+        worker.join()
+        if refused:
+            break
+    assert refused
+    # Once the other thread is done, update works and leaves both usable.
+    total = PieceCounts()
+    total.update(other)
+    assert total.to_dict() == other.to_dict()
+    other.add_counts({b"more": 1})
+
+
+def test_counts_refuse_to_wrap_around_and_change_nothing_when_they_do():
+    counts = PieceCounts()
+    counts.add_counts({b"ab": 2**62 - 1})
+    counts.add_counts({b"ab": 2**62 - 1})
+    with pytest.raises(OverflowError):
+        counts.add_counts({b"cd": 1, b"ab": 1})
+    other = PieceCounts()
+    other.add_counts({b"cd": 2})
+    with pytest.raises(OverflowError):
+        counts.update(other)
+    assert counts.to_dict() == {b"ab": 2**63 - 2} and counts.total_pieces == 2**63 - 2
+    counts.add_counts({b"ab": 1})
+    assert counts.to_dict() == {b"ab": 2**63 - 1}
+
+
+def test_training_refuses_pair_counts_that_could_wrap_around():
+    counts = PieceCounts()
+    counts.add_counts({b"abcd": 2**62 - 1})    # 3 adjacent pairs: 3 * (2**62 - 1) > 2**63 - 1
+    with pytest.raises(OverflowError, match="pair counts"):
+        BPETrainer(counts)
+    fits = PieceCounts()
+    fits.add_counts({b"ab": 2**62 - 1, b"cd": 2**62 - 2})
+    trainer = BPETrainer(fits)
+    assert trainer.merge(2) == 2 and trainer.merges == [(97, 98), (99, 100)]
+
+
+# ---- an empty span has no bytes to read ---------------------------------------------------------------
+
+def test_the_empty_string_is_never_a_token_even_when_zero_byte_pairs_are():
+    """b"" points at the terminating NUL of a bytes object; a lookup that read two bytes for it would
+    find the token b"\\x00" + whatever follows."""
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"\x00" + bytes([b]): 256 + b for b in range(256)})
+    table = _core.MergeTable(ranks)
+    assert table.rank(b"") is None
+    enc = bytebpe.Encoding("zero-pairs", pat_str=patterns.CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    for empty in (b"", "", bytearray(), memoryview(b"")):
+        with pytest.raises(KeyError):
+            enc.encode_single_token(empty)
