@@ -378,7 +378,9 @@ cdef class MergeTable:
         return (self.bloom[(h >> 20) & self.bloom_mask] & bits) == bits
 
     cdef Rank rank_of(self, const uint8_t* data, Py_ssize_t n) noexcept nogil:
-        if n > self.max_token_len or n <= 0:    # (an empty span has no byte to read: no token is empty)
+        # One unsigned comparison for both n > max_token_len and n == 0 (an empty span has no byte to read,
+        # and no token is empty).
+        if <size_t>(n - 1) >= <size_t>self.max_token_len:
             return NO_RANK
         if n <= 2:
             return self.byte_rank[data[0]] if n == 1 else self.pair_of_bytes_rank[data[0] << 8 | data[1]]
