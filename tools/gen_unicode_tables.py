@@ -1,55 +1,65 @@
-"""Generate src/bytebpe/_unicode_tables.h: the character classes of the split patterns, read off `regex`.
+"""Generate src/bytebpe/_unicode_tables.h: the character classes of the split patterns, read off tiktoken.
 
-The compiled pre-tokenizer must cut text exactly where ``regex.findall`` does, so its tables come from the
-`regex` package itself, asked about every code point, rather than from `unicodedata` (Python 3.11 ships
-Unicode 14, which disagrees with `regex` on tens of thousands of letters) or from ``str.isspace`` (which
-counts U+001C..U+001F as space where ``\\s`` does not). tests/test_unicode_tables.py checks the generated
-tables against the installed `regex` on all 1,114,112 code points; rerun this script when it fails:
+The compiled pre-tokenizer must cut text exactly where stock tiktoken does, so its tables come from
+tiktoken's own regex engine (fancy-regex over Rust's `regex` crate), asked about every code point by the
+probe in tests/tiktoken_probe.py. Not from the `regex` package: its Unicode is newer and disagrees with
+tiktoken's on thousands of code points (this script prints how many, per class). Not from `unicodedata`
+either (Python 3.11 ships Unicode 14), nor from ``str.isspace`` (which counts U+001C..U+001F as space
+where ``\\s`` does not). tests/test_unicode_tables.py checks the generated tables against the installed
+tiktoken on all 1,114,112 code points; rerun this script when it fails (with the `test` extra installed:
+tiktoken, and `regex` for the comparison):
 
     python tools/gen_unicode_tables.py
+
+Surrogates (U+D800..U+DFFF) get no class bits: tiktoken cannot be asked about them (it replaces them with
+U+FFFD first), and the scanner never sees them (`Encoding` repairs lone surrogates the same way first).
 
 Layout: a two-stage table. STAGE1[cp >> 8] picks one of the distinct 256-code-point blocks, and
 STAGE2[block * 256 + (cp & 255)] holds the class bits of the code point.
 """
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 import sys
 
-import regex
-
-OUTPUT = pathlib.Path(__file__).resolve().parent.parent / "src" / "bytebpe" / "_unicode_tables.h"
-N_CODE_POINTS = 0x110000
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+OUTPUT = ROOT / "src" / "bytebpe" / "_unicode_tables.h"
 BLOCK = 256
 
-# Class bit -> the pattern fragment it stands for, exactly as written in the split patterns.
-CLASSES = {
-    "BYTEBPE_LETTER": r"\p{L}",
-    "BYTEBPE_NUMBER": r"\p{N}",
-    "BYTEBPE_SPACE": r"\s",
-    "BYTEBPE_UPPER": r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]",   # o200k's "upper case or caseless" class
-    "BYTEBPE_LOWER": r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]",          # o200k's "lower case or caseless" class
-}
 
-# The letters of the contractions ('s 't 're 've 'm 'll 'd), matched case-insensitively in cl100k and o200k.
-CONTRACTION_LETTERS = "dlmrstv" + "e"
+def _load_probe():
+    """tests/tiktoken_probe.py, the one probe of tiktoken's engine that the tests use too."""
+    spec = importlib.util.spec_from_file_location("tiktoken_probe", ROOT / "tests" / "tiktoken_probe.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def class_bits() -> bytearray:
-    """bits[cp] = OR of (1 << i) for each class i of CLASSES that the code point belongs to."""
-    every_code_point = "".join(map(chr, range(N_CODE_POINTS)))
-    bits = bytearray(N_CODE_POINTS)
-    for bit, fragment in enumerate(CLASSES.values()):
-        for run in regex.finditer(f"(?:{fragment})+", every_code_point):
-            for cp in range(run.start(), run.end()):
+probe = _load_probe()
+
+
+def macro(name: str) -> str:
+    """The C name of a class bit: "letter" -> BYTEBPE_LETTER."""
+    return "BYTEBPE_" + name.upper()
+
+
+def class_bits(classes: dict[str, bytearray]) -> bytearray:
+    """bits[cp] = OR of (1 << i) for each class i (in probe.CLASSES order) that the code point belongs to."""
+    bits = bytearray(probe.N_CODE_POINTS)
+    for bit, matches in enumerate(classes.values()):
+        for cp in range(probe.N_CODE_POINTS):
+            if matches[cp]:
                 bits[cp] |= 1 << bit
     return bits
 
 
-def case_insensitive_matches(letter: str) -> list[int]:
-    """Every code point that ``(?i:letter)`` matches, e.g. 's' -> S, s and U+017F LATIN SMALL LETTER LONG S."""
-    pattern = regex.compile(f"(?i:{letter})")
-    return [cp for cp in range(N_CODE_POINTS) if pattern.fullmatch(chr(cp))]
+def contraction_cases(letters: dict[str, bytearray]) -> list[tuple[int, str]]:
+    """(code point, letter) for every code point that ``(?i:letter)`` matches, by letter."""
+    cases = [(cp, letter) for letter in sorted(letters) for cp in range(probe.N_CODE_POINTS) if letters[letter][cp]]
+    code_points = [cp for cp, _ in cases]
+    assert len(set(code_points)) == len(code_points), "a code point matches two contraction letters"
+    return cases
 
 
 def c_array(name: str, values: bytes, per_line: int = 32) -> str:
@@ -57,30 +67,28 @@ def c_array(name: str, values: bytes, per_line: int = 32) -> str:
     return f"static const uint8_t {name}[{len(values)}] = {{\n" + ",\n".join(rows) + "\n};\n"
 
 
-def render() -> str:
-    bits = class_bits()
+def render(version: str, classes: dict[str, bytearray], letters: dict[str, bytearray]) -> str:
+    bits = class_bits(classes)
     blocks: dict[bytes, int] = {}
     stage1 = bytearray()
-    for start in range(0, N_CODE_POINTS, BLOCK):
+    for start in range(0, probe.N_CODE_POINTS, BLOCK):
         stage1.append(blocks.setdefault(bytes(bits[start:start + BLOCK]), len(blocks)))
     assert len(blocks) < 256, "STAGE1 entries are one byte"
     stage2 = b"".join(blocks)
-
-    fold_cases = []
-    for letter in sorted(CONTRACTION_LETTERS):
-        for cp in case_insensitive_matches(letter):
-            fold_cases.append(f"        case 0x{cp:X}: return '{letter}';")
+    fold_cases = [f"        case 0x{cp:X}: return '{letter}';" for cp, letter in contraction_cases(letters)]
 
     lines = [
-        "/* Generated by tools/gen_unicode_tables.py from regex " + regex.__version__ + ". Do not edit. */",
+        f"/* Generated by tools/gen_unicode_tables.py from tiktoken {version}'s regex engine. Do not edit. */",
         "#pragma once",
         "#include <stdint.h>",
         "",
-        f"#define BYTEBPE_REGEX_VERSION \"{regex.__version__}\"",
+        "/* The tiktoken release whose regex engine these classes were read off (tests/tiktoken_probe.py). */",
+        f"#define BYTEBPE_TIKTOKEN_VERSION \"{version}\"",
     ]
-    lines += [f"#define {name} {1 << bit}  /* {fragment} */" for bit, (name, fragment) in enumerate(CLASSES.items())]
+    lines += [f"#define {macro(name)} {1 << bit}  /* {probe.CLASSES[name]} */" for bit, name in enumerate(classes)]
     lines += [
         "",
+        "/* Surrogates (U+D800..U+DFFF) have no class bits: the scanner never sees them. */",
         c_array("BYTEBPE_CLASS_STAGE1", bytes(stage1)),
         c_array("BYTEBPE_CLASS_STAGE2", stage2),
         "/* The class bits of a code point (cp < 0x110000). */",
@@ -100,9 +108,29 @@ def render() -> str:
     return "\n".join(lines)
 
 
+def differences(ours: dict[str, bytearray], theirs: dict[str, bytearray]) -> dict[str, int]:
+    """How many code points each class or letter of `ours` puts differently from `theirs`."""
+    return {name: sum(a != b for a, b in zip(ours[name], theirs[name])) for name in ours}
+
+
 def main() -> int:
-    OUTPUT.write_text(render())
-    print(f"wrote {OUTPUT} (regex {regex.__version__})")
+    import regex
+
+    version = probe.tiktoken_version()
+    classes = probe.class_matches(probe.tiktoken_matches)
+    letters = probe.tiktoken_contraction_matches()
+    OUTPUT.write_text(render(version, classes, letters))
+    print(f"wrote {OUTPUT} (tiktoken {version})")
+    # How far the `regex` engine (custom patterns, pretokenizer="regex") is from these tables: README.md
+    # and the docstrings quote these numbers.
+    print(f"code points on which regex {regex.__version__} and tiktoken {version} differ:")
+    regex_classes = probe.class_matches(probe.regex_matches)
+    for name, count in differences(classes, regex_classes).items():
+        print(f"  {probe.CLASSES[name]:35} {count:6}")
+    any_class = sum(a != b for a, b in zip(class_bits(classes), class_bits(regex_classes)))
+    print(f"  {'any of them':35} {any_class:6}")
+    for letter, count in differences(letters, probe.contraction_matches(probe.regex_matches)).items():
+        print(f"  (?i:{letter}){'':29} {count:6}")
     return 0
 
 

@@ -2,8 +2,9 @@
 # distutils: language = c++
 """The contract of the compiled pre-tokenizer: hand-written scanners equal to the known split patterns.
 
-A scanner reads UTF-8 and reports where each piece ends; the pieces are exactly ``regex.findall(pattern,
-text)``. It never allocates and never fails, so it is `noexcept nogil` and callable from the merge loop.
+A scanner reads UTF-8 and reports where each piece ends; the pieces are exactly tiktoken's: ``regex.findall(
+pattern, text)`` with the character classes of tiktoken's engine (see _pretokenize.pyx). It never allocates
+and never fails, so it is `noexcept nogil` and callable from the merge loop.
 """
 from libc.stdint cimport uint8_t
 

@@ -7,12 +7,13 @@ class PatternKind(enum.IntEnum):
     CL100K = 2
     O200K = 3
 
-REGEX_VERSION: str
+TIKTOKEN_VERSION: str
 CLASS_BITS: dict[str, int]
 
 @final
 class Scanner:
-    """The compiled equivalent of ``regex.compile(pattern).findall`` for one of the known patterns."""
+    """The compiled equivalent of ``regex.compile(pattern).findall`` for one of the known patterns, with
+    tiktoken's character classes (the tables match tiktoken TIKTOKEN_VERSION)."""
 
     kind: PatternKind
     def __init__(self, kind: PatternKind | int) -> None: ...

@@ -1,12 +1,23 @@
 # cython: language_level=3
 # distutils: language = c++
-"""Compiled pre-tokenizer: hand-written scanners that cut text exactly where the known split patterns do.
+"""Compiled pre-tokenizer: hand-written scanners that cut text exactly where tiktoken does with the known
+split patterns.
 
 `regex` is a general backtracking engine; these patterns need far less. Every one of them partitions the
 text (some branch matches at every position), so a scanner only has to answer "where does the piece that
-starts here end?" by walking the branches in order, as the regex would, over UTF-8 bytes. The character
-classes come from tables generated from `regex` itself (tools/gen_unicode_tables.py), and the tests compare
-the scanners with ``regex.findall`` on every code point and on real and generated text.
+starts here end?" by walking the branches in order, as the regex would, over UTF-8 bytes.
+
+The character classes (``\\p{L}``, ``\\p{N}``, ``\\s``, o200k's case classes, the letters ``(?i:s)`` etc.
+match) follow stock tiktoken, the oracle of the ids, not the `regex` package: the tables are read off
+tiktoken's own regex engine, code point by code point (tools/gen_unicode_tables.py; TIKTOKEN_VERSION is the
+release they match), and the tests check them against it on all 1,114,112 code points. tiktoken's Unicode
+is older than that of `regex` 2026.11.19, which classes 17,560 code points differently (U+0558, U+0C5C,
+U+A7CE, the U+10940 and U+16EA0 blocks, the newest CJK extensions...): ``\\p{L}`` 17,144, ``\\p{N}`` 336,
+``\\s`` 0, o200k's upper class 17,115, its lower class 17,175, the contraction letters 0. The `regex` engine
+(``pretokenizer="regex"``, custom patterns) follows the installed `regex` and can cut text containing them
+differently. Surrogates have no class: the scanner never sees them (`Encoding` repairs them first). The
+tests compare the scanners' structure with ``regex.findall`` on text free of such code points: a
+representative of every class combination in many contexts, whole corpora and generated text.
 
 Backtracking is reproduced where the pattern needs it:
 - ``\\s+(?!\\S)`` gives back the last whitespace character when a non-space follows the run;
@@ -26,7 +37,7 @@ cdef extern from "_unicode_tables.h":
         BYTEBPE_SPACE       # \s
         BYTEBPE_UPPER       # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
         BYTEBPE_LOWER       # [\p{Ll}\p{Lm}\p{Lo}\p{M}]
-    const char* BYTEBPE_REGEX_VERSION
+    const char* BYTEBPE_TIKTOKEN_VERSION
     uint8_t bytebpe_class_of(uint32_t cp) noexcept nogil
     uint32_t bytebpe_contraction_letter(uint32_t cp) noexcept nogil
 
@@ -44,7 +55,8 @@ for _cp in range(128):
     ASCII_CLASS[_cp] = bytebpe_class_of(_cp)
 del _cp
 
-REGEX_VERSION = BYTEBPE_REGEX_VERSION.decode("ascii")
+# The tiktoken release whose regex engine the class tables were read off.
+TIKTOKEN_VERSION = BYTEBPE_TIKTOKEN_VERSION.decode("ascii")
 
 
 # ---- reading code points ------------------------------------------------------------------------------
@@ -341,7 +353,8 @@ cdef enum:
 
 @cython.final
 cdef class Scanner:
-    """The compiled equivalent of ``regex.compile(pattern).findall`` for one of the known patterns.
+    """The compiled equivalent of ``regex.compile(pattern).findall`` for one of the known patterns, with
+    tiktoken's character classes (see the module docstring).
 
     >>> Scanner.for_pattern(CL100K_PATTERN).split("Hello world's")     # doctest: +SKIP
     ['Hello', ' world', "'s"]
@@ -364,7 +377,7 @@ cdef class Scanner:
         return None if kind is None else Scanner(kind)
 
     def split(self, str text not None):
-        """The pieces of `text`, as ``regex.findall`` would return them."""
+        """The pieces of `text`, as tiktoken cuts them (``regex.findall`` with tiktoken's classes)."""
         cdef bytes utf8 = text.encode("utf-8")
         cdef const uint8_t* data = <const uint8_t*><const char*>utf8
         cdef Py_ssize_t n = len(utf8)

@@ -390,14 +390,19 @@ class Encoding:
 
     def with_pretokenizer(self, pretokenizer: Pretokenizer) -> Encoding:
         """The same encoding with the pre-tokenizer engine chosen ("auto", "compiled" or "regex"), sharing
-        this one's merge tables. For debugging and for checking one engine against the other."""
+        this one's merge tables. For debugging and for checking one engine against the other.
+
+        The compiled scanner classes characters as tiktoken does; "regex" follows the installed `regex`,
+        whose newer Unicode classes some code points differently (17,560 between regex 2026.11.19 and
+        tiktoken 0.14.0: README.md lists them per class), so on text holding one its ids can differ."""
         derived = Encoding.__new__(Encoding)
         derived._setup(self.name, self._pat_str, self._table, self._special_tokens, pretokenizer)
         return derived
 
     @property
     def pretokenizer(self) -> Literal["compiled", "regex"]:
-        """Which engine cuts text into pieces: the compiled scanner or the `regex` package."""
+        """Which engine cuts text into pieces: the compiled scanner (tiktoken's character classes) or the
+        `regex` package (the installed `regex`'s Unicode; see `with_pretokenizer`)."""
         return "regex" if self._pretokenize is self._findall else "compiled"
 
     def __reduce__(self) -> tuple[Any, ...]:
