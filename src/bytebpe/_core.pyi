@@ -5,6 +5,7 @@ import numpy as np
 import numpy.typing as npt
 
 class InvalidTokenError(KeyError, ValueError): ...
+class TokenIdOverflowError(InvalidTokenError, OverflowError): ...
 
 @final
 class MergeTable:

@@ -79,6 +79,14 @@ class InvalidTokenError(KeyError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
+class TokenIdOverflowError(InvalidTokenError, OverflowError):
+    """A token id that is not a 32-bit unsigned integer (negative, or 2**32 and above).
+
+    tiktoken raises `OverflowError` for these (its ids are u32), so this is one too, as well as an
+    `InvalidTokenError` like every other bad id.
+    """
+
+
 cdef struct Span:
     # A stretch of gathered text. With the regex engine, one piece: its UTF-8 bytes, and its id when the
     # whole piece is a token, NO_RANK when it still needs merging. With a compiled scanner, an ordinary
@@ -1097,7 +1105,9 @@ cdef class CoreBPE:
                 token = token.__index__()    # numpy integers
             except AttributeError:
                 raise TypeError(f"token ids must be int, got {type(token).__name__}: {token!r}") from None
-        if token < 0 or token > MAX_TOKEN_ID:
+        if token < 0 or token > 0xFFFFFFFF:
+            raise TokenIdOverflowError(f"invalid token id {token}: not a 32-bit unsigned integer")
+        if token > MAX_TOKEN_ID:
             raise InvalidTokenError(f"invalid token id {token}: not in this vocabulary")
         return token
 

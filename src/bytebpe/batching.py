@@ -71,6 +71,15 @@ def split_by_size(texts: Sequence[str], n_chunks: int) -> list[Sequence[str]]:
     return chunks
 
 
+def checked_num_threads(num_threads: int) -> int:
+    """`num_threads` as an int of at least 1. tiktoken's pool refuses fewer workers with a ValueError; a
+    silent serial run would hide the caller's mistake."""
+    threads = int(num_threads)
+    if threads < 1:
+        raise ValueError(f"num_threads must be at least 1, got {num_threads!r}")
+    return threads
+
+
 def map_chunks(
     encode_chunk: Callable[[Sequence[str]], T], texts: Sequence[str], num_threads: int
 ) -> list[T]:
@@ -79,8 +88,8 @@ def map_chunks(
     Each of the `workers` tasks pulls the next chunk until none are left (so a slow chunk does not stall
     the others); results are returned in input order whatever order they finish in.
     """
+    workers = min(checked_num_threads(num_threads), pool_size())
     total = sum(len(text) for text in texts)
-    workers = min(max(1, int(num_threads)), pool_size())
     if workers == 1 or total < SERIAL_BATCH_CHARS or len(texts) < 2:
         return [encode_chunk(texts)]
     chunks = split_by_size(texts, workers * CHUNKS_PER_WORKER)

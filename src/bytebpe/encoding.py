@@ -298,11 +298,14 @@ class Encoding:
     def decode_batch(
         self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
     ) -> list[str]:
-        """`decode` of each sequence of ids."""
+        """`decode` of each sequence of ids (on the calling thread: decoding is a copy of bytes, faster than
+        handing work to a pool; `num_threads` is checked as tiktoken checks it)."""
+        batching.checked_num_threads(num_threads)
         return [self.decode(tokens, errors=errors) for tokens in batch]
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
-        """`decode_bytes` of each sequence of ids."""
+        """`decode_bytes` of each sequence of ids (on the calling thread, as `decode_batch`)."""
+        batching.checked_num_threads(num_threads)
         return [self._core.decode_bytes(tokens) for tokens in batch]
 
     # ==== the vocabulary =========================================================================
