@@ -192,12 +192,13 @@ def _add_texts(counts: _train.PieceCounts, scanner: _pretokenize.Scanner, texts:
         counts.add_texts(scanner, [_replace_surrogates(text) for text in texts])
 
 
-def _add_pieces(counts: _train.PieceCounts, pieces: list[str]) -> None:
+def _add_pieces(counts: _train.PieceCounts, pretokenize: Pretokenizer, texts: list[str]) -> None:
     try:
-        counts.add_pieces(pieces)
+        counts.add_pieces(_pieces_of(pretokenize, texts))    # all or nothing: nothing counted if it raises
     except UnicodeEncodeError:
-        # Lone surrogates: repaired as `Encoding.encode` repairs them (they become U+FFFD).
-        counts.add_pieces([_replace_surrogates(piece) for piece in pieces])
+        # Surrogates: the whole texts are repaired as `Encoding.encode` repairs them, *then* cut. Repairing
+        # the pieces instead would cut a surrogate pair as two characters rather than the one it joins into.
+        counts.add_pieces(_pieces_of(pretokenize, [_replace_surrogates(text) for text in texts]))
 
 
 def count_pieces(
@@ -218,7 +219,7 @@ def count_pieces(
             if isinstance(pretokenize, _pretokenize.Scanner):
                 _add_texts(counts, pretokenize, batch)
             else:
-                _add_pieces(counts, _pieces_of(pretokenize, batch))
+                _add_pieces(counts, pretokenize, batch)
             if bar is not None:
                 bar.update(sum(map(len, batch)))
     finally:
