@@ -30,11 +30,14 @@ if SANITIZE:
     compile_args = [f"-fsanitize={sanitizers}", "-fno-omit-frame-pointer", "-O1", "-g", "-D_GLIBCXX_ASSERTIONS"]
     # "1" links the compiler's sanitizer runtime (gcc's libasan is then preloaded). "fuzzer" links none: the
     # process preloads atheris' ASan runtime, which carries libFuzzer, and a second runtime would clash. That
-    # runtime lacks UBSan's C++ vptr handlers (bytebpe has no virtual classes to check anyway).
+    # runtime lacks UBSan's C++ vptr handlers (bytebpe has no virtual classes to check anyway) and the
+    # handler of clang 14's function-type check.
     if SANITIZE == "1":
         link_args = [f"-fsanitize={sanitizers}"]
     else:
         compile_args.append("-fno-sanitize=vptr")
+        if "clang" in os.environ.get("CC", ""):
+            compile_args.append("-fno-sanitize=function")
 elif DEBUG:
     compile_args = ["-O0", "-g", "-D_GLIBCXX_ASSERTIONS"]
 else:

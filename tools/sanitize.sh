@@ -41,8 +41,12 @@ sanitizer_env() {
     fi
     echo "export LD_PRELOAD='$asan${ubsan:+ $ubsan}'"
     echo "export PYTHONMALLOC=malloc"
-    echo "export ASAN_OPTIONS='detect_leaks=0:allocator_may_return_null=1:abort_on_error=0:exitcode=86'"
-    echo "export UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1:exitcode=87'"
+    local asan_exit=":exitcode=86" ubsan_exit=":exitcode=87"
+    if [ "$flavour" = fuzzer ]; then
+        asan_exit="" ubsan_exit=""    # one runtime for both, and libFuzzer reports the crash anyway
+    fi
+    echo "export ASAN_OPTIONS='detect_leaks=0:allocator_may_return_null=1$asan_exit'"
+    echo "export UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1$ubsan_exit'"
 }
 
 build=1
