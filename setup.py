@@ -1,6 +1,13 @@
 """Only the extension list and its compiler directives; metadata lives in pyproject.toml.
 
-BYTEBPE_DEBUG=1 builds with C++ container assertions and bounds checks for hunting memory bugs.
+Build flavours, chosen by environment variables (see README, "Hunting memory bugs"):
+  BYTEBPE_DEBUG=1      -O0 with C++ container assertions and Cython bounds checks.
+  BYTEBPE_SANITIZE=1   AddressSanitizer + UndefinedBehaviorSanitizer (and the same assertions and checks), for
+                       an uninstrumented Python that preloads the sanitizer runtime: tools/sanitize.sh.
+  BYTEBPE_SANITIZE=fuzzer   the same plus clang's -fsanitize=fuzzer-no-link, so that atheris sees coverage
+                       of the compiled code (needs CC=clang CXX=clang++): fuzz/README.md.
+A flavour build must start from a clean tree (no build/, no generated .cpp): setuptools and cythonize reuse
+up-to-date outputs whatever the flags. tools/sanitize.sh builds from a fresh copy for that reason.
 """
 import os
 
@@ -8,8 +15,33 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 DEBUG = os.environ.get("BYTEBPE_DEBUG") == "1"
+SANITIZE = os.environ.get("BYTEBPE_SANITIZE", "")
+if SANITIZE not in ("", "0", "1", "fuzzer"):
+    raise SystemExit(f"BYTEBPE_SANITIZE must be 1 or fuzzer, got {SANITIZE!r}")
+SANITIZE = "" if SANITIZE == "0" else SANITIZE
+CHECKED = DEBUG or bool(SANITIZE)
 
-compile_args = ["-O0", "-g", "-D_GLIBCXX_ASSERTIONS"] if DEBUG else ["-O3"]
+link_args = []
+if SANITIZE:
+    sanitizers = "address,undefined"
+    if SANITIZE == "fuzzer" and "clang" in os.environ.get("CC", ""):
+        sanitizers += ",fuzzer-no-link"     # libFuzzer's coverage counters in the compiled code
+    # -O1 keeps ASan's reports readable and the tests fast; frame pointers give whole stack traces.
+    compile_args = [f"-fsanitize={sanitizers}", "-fno-omit-frame-pointer", "-O1", "-g", "-D_GLIBCXX_ASSERTIONS"]
+    # "1" links the compiler's sanitizer runtime (gcc's libasan is then preloaded). "fuzzer" links none: the
+    # process preloads atheris' ASan runtime, which carries libFuzzer, and a second runtime would clash. That
+    # runtime lacks UBSan's C++ vptr handlers (bytebpe has no virtual classes to check anyway) and the
+    # handler of clang 14's function-type check.
+    if SANITIZE == "1":
+        link_args = [f"-fsanitize={sanitizers}"]
+    else:
+        compile_args.append("-fno-sanitize=vptr")
+        if "clang" in os.environ.get("CC", ""):
+            compile_args.append("-fno-sanitize=function")
+elif DEBUG:
+    compile_args = ["-O0", "-g", "-D_GLIBCXX_ASSERTIONS"]
+else:
+    compile_args = ["-O3"]
 compile_args.append("-std=c++17")
 
 extensions = [
@@ -19,6 +51,7 @@ extensions = [
         include_dirs=["src/bytebpe"],   # _unicode_tables.h
         language="c++",
         extra_compile_args=compile_args,
+        extra_link_args=link_args,
     )
     for name in ("_pretokenize", "_core", "_train")
 ]
@@ -27,11 +60,13 @@ setup(
     ext_modules=cythonize(
         extensions,
         language_level=3,
+        # #line directives: a sanitizer's or debugger's stack names .pyx lines instead of generated C++.
+        emit_linenums=CHECKED,
         compiler_directives={
-            "boundscheck": DEBUG,
+            "boundscheck": CHECKED,
             "wraparound": False,
             "cdivision": True,
-            "initializedcheck": DEBUG,
+            "initializedcheck": CHECKED,
             "embedsignature": True,
         },
     ),
