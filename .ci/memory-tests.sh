@@ -5,13 +5,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     line="${line%%#*}"
     line="${line//[[:space:]]/}"
     [ -z "$line" ] && continue
-    if [ "${line:0:1}" = "?" ]; then
-        line="${line:1}"
-        if [ ! -e "$line" ]; then
-            echo "memory-tests: $line does not exist yet, skipped" >&2
-            continue
-        fi
-    elif [ ! -e "$line" ]; then
+    if [ ! -e "$line" ]; then
         echo "memory-tests: $line is listed in .ci/memory-tests.txt but does not exist" >&2
         exit 1
     fi
