@@ -66,8 +66,9 @@ def load_table(name: str) -> _core.MergeTable:
 
 
 def _damaged(path: Path, name: str, problem: str) -> str:
+    gpt2_note = " (for gpt2: vocab.bpe and encoder.json)" if name == "r50k_base" else ""
     return (f"bundled vocabulary {path} is damaged ({problem}). Reinstall bytebpe, or put the official "
-            f"{name}.tiktoken in a folder listed in BYTEBPE_DATA_DIR to use that instead.")
+            f"{name}.tiktoken{gpt2_note} in a folder listed in BYTEBPE_DATA_DIR to use that instead.")
 
 
 def pack_ranks(mergeable_ranks: Mapping[bytes, int]) -> bytes:
