@@ -23,6 +23,7 @@ from bytebpe.vocab_io import load_tiktoken_bpe
 
 from .conftest import ALL_ENCODINGS
 
+P50K_IDS = [4299, 277, 33529, 198, 50262, 1441, 352]   # tiktoken's; 50262 is 7 spaces, a p50k-only token
 SAMPLE = "Hello world! It's 2024 — naïve café, 数字 12345.\n\n  indented\t<|endoftext|> done "
 
 
@@ -115,6 +116,29 @@ def test_a_damaged_bundled_file_is_a_clear_error_never_other_ids(damage, copied_
     assert str(path) in message and "damaged" in message and "BYTEBPE_DATA_DIR" in message
     assert registry.registered_encoding("cl100k_base") is None
     assert get_encoding("r50k_base").encode("hello") == [31373]     # the other files are unaffected
+
+
+def test_p50k_base_is_stored_as_an_extension_of_r50k_base_and_fails_with_it(copied_bundle):
+    stored = zlib.decompress((copied_bundle / "p50k_base.bin").read_bytes())
+    assert stored.startswith(bundled.EXTENDS_MARKER + b"r50k_base\n") and len(stored) < 1000
+    assert get_encoding("p50k_base").encode("def f():\n        return 1") == P50K_IDS
+    base = copied_bundle / "r50k_base.bin"
+    original = base.read_bytes()
+    for damaged, message in [
+        (original[:-10], "r50k_base.bin is damaged"),     # the base does not decompress
+        # The base decompresses, but the joined content is not the recorded one.
+        (zlib.compress(zlib.decompress(original).replace(b"hello", b"jello", 1)), "p50k_base.bin is damaged"),
+    ]:
+        registry._clear_caches()
+        base.write_bytes(damaged)
+        with pytest.raises(VocabularyHashError, match=message):
+            get_encoding("p50k_base")
+    base.write_bytes(original)
+    registry._clear_caches()
+    (copied_bundle / "p50k_base.bin").write_bytes(
+        zlib.compress(bundled.EXTENDS_MARKER + b"nonesuch\n" + stored.partition(b"\n")[2]))
+    with pytest.raises(VocabularyHashError, match="extends an unknown vocabulary 'nonesuch'"):
+        get_encoding("p50k_base")
 
 
 def test_the_compiled_reader_refuses_inconsistent_content_without_reading_outside_it():
