@@ -133,6 +133,10 @@ def test_p50k_base_is_stored_as_an_extension_of_r50k_base_and_fails_with_it(copi
         base.write_bytes(damaged)
         with pytest.raises(VocabularyHashError, match=message):
             get_encoding("p50k_base")
+    base.unlink()
+    registry._clear_caches()
+    with pytest.raises(VocabularyHashError, match="r50k_base.bin is damaged.*cannot be read"):
+        get_encoding("p50k_base")
     base.write_bytes(original)
     registry._clear_caches()
     (copied_bundle / "p50k_base.bin").write_bytes(

@@ -82,6 +82,8 @@ def _decompressed(name: str) -> bytes:
         return zlib.decompress(bundled_path(name).read_bytes())
     except zlib.error as error:
         raise VocabularyHashError(_damaged(bundled_path(name), name, f"it does not decompress: {error}")) from None
+    except OSError as error:    # a base that an installation lost, while the file extending it is there
+        raise VocabularyHashError(_damaged(bundled_path(name), name, f"it cannot be read: {error}")) from None
 
 
 def _joined(base: bytes, extension: bytes) -> bytes:
