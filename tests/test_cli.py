@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import bytebpe
-from bytebpe import cli, compare, registry
+from bytebpe import bundled, cli, compare, registry
 
 
 def run(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -202,11 +202,12 @@ def test_decode_into_a_closed_pipe_stops_quietly(tmp_path, corpus_dir):
 
 @pytest.fixture
 def offline_registry(tmp_path, monkeypatch, data_dir):
-    """No local vocabularies, an empty cache, and 'downloads' served from the real files."""
+    """No local or bundled vocabularies, an empty cache, and 'downloads' served from the real files."""
+    monkeypatch.setattr(bundled, "FOLDER", tmp_path / "no-bundled-vocab")
     monkeypatch.setenv("BYTEBPE_DATA_DIR", str(tmp_path / "nothing"))
     monkeypatch.setenv("BYTEBPE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
-    for cache in ("_encodings", "_tables_by_files", "_sha256_by_file_state"):
+    for cache in ("_encodings", "_tables_by_source", "_sha256_by_file_state"):
         monkeypatch.setattr(registry, cache, {})
     fetched = []
 
@@ -230,6 +231,17 @@ def test_download_fills_the_cache_once_and_then_finds_it_there(offline_registry,
     out = capsys.readouterr().out
     assert out.count("found at") == 2 and out.count("downloaded to") == 1 and len(fetched) == 3
     assert "r50k_base.tiktoken downloaded to" in out
+
+
+def test_download_fetches_nothing_for_a_bundled_encoding(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("BYTEBPE_DATA_DIR", raising=False)
+    monkeypatch.setenv("BYTEBPE_CACHE_DIR", str(tmp_path / "cache"))
+    fetched: list[str] = []
+    monkeypatch.setattr(registry, "_download", fetched.append)
+    assert cli.main(["download", "gpt2", "o200k_harmony"]) == 0
+    out = capsys.readouterr().out
+    assert "gpt2: bundled with bytebpe (r50k_base)" in out and "o200k_harmony: bundled with bytebpe" in out
+    assert fetched == [] and not (tmp_path / "cache").exists()
 
 
 def test_download_of_a_damaged_file_fails_and_saves_nothing(offline_registry, monkeypatch, capsys):

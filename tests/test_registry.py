@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bytebpe import registry
+from bytebpe import bundled, registry
 from bytebpe.registry import (
     CL100K_FILE,
     R50K_FILE,
@@ -96,6 +96,12 @@ def no_data_dir(monkeypatch, tmp_path) -> Path:
     return empty
 
 
+@pytest.fixture
+def nothing_bundled(monkeypatch, tmp_path) -> None:
+    """An installation without the bundled vocabularies: the files must then be found or downloaded."""
+    monkeypatch.setattr(bundled, "FOLDER", tmp_path / "no-bundled-vocab")
+
+
 class CountingEncoding:
     """A stand-in for bytebpe.Encoding that records how it was built and how often."""
 
@@ -166,6 +172,7 @@ def test_encodings_built_from_one_file_share_one_loaded_dict(pair, data_dir):
 def test_gpt2_comes_from_the_data_gym_files_and_equals_r50k(data_dir):
     assert registry.encoding_spec("gpt2").ranks_format == "data_gym"
     assert ranks_for("gpt2") == ranks_for("r50k_base")
+    assert registry.encoding_spec("gpt2").bundled == "r50k_base"    # so the bundle need not hold GPT-2's files
 
 
 def test_special_tokens_are_a_fresh_dict_each_time(data_dir):
@@ -321,7 +328,9 @@ def test_offline_with_no_local_copy_says_what_to_put_where(no_data_dir, network,
     assert "no network in tests" in message  # the underlying reason
 
 
-def test_get_encoding_for_gpt2_downloads_both_data_gym_files(data_dir, no_data_dir, network, counting_encoding):
+def test_get_encoding_for_gpt2_downloads_both_data_gym_files(
+    data_dir, no_data_dir, nothing_bundled, network, counting_encoding
+):
     for file in (registry.GPT2_VOCAB_BPE, registry.GPT2_ENCODER_JSON):
         network.bodies[file.url] = (data_dir / file.filename).read_bytes()
     encoding = get_encoding("gpt2")

@@ -68,6 +68,10 @@ cdef enum:
     CACHE_MAX_IDS = 262144
 
 
+# The first bytes of a bundled vocabulary's decoded content (see bundled.py, which writes it).
+BUNDLED_VOCAB_MAGIC = b"bytebpe vocab 1\n"
+
+
 class InvalidTokenError(KeyError, ValueError):
     """A token id that is negative, beyond the vocabulary, or in a gap of it.
 
@@ -244,6 +248,53 @@ cdef class MergeTable:
                     table.rank_objects[rank] = None
         if not table._index():
             return None     # a duplicate token
+        return table
+
+    @staticmethod
+    def from_bundled(const uint8_t[::1] content not None):
+        """A table from the decoded content of a bundled vocabulary (layout in bundled.py), in C.
+
+        Raises ValueError at the first inconsistency. Every length and offset is checked against the size of
+        `content` before anything is read through it, so a damaged file cannot make this read outside it.
+        `content` (its buffer held by the memoryview for this call) is the only memory read.
+        """
+        cdef MergeTable table = MergeTable()
+        cdef Py_ssize_t size = content.shape[0]
+        cdef Py_ssize_t magic_size = len(BUNDLED_VOCAB_MAGIC)
+        cdef Py_ssize_t header = magic_size + 4
+        cdef Py_ssize_t n_ranks, rank, total_bytes = 0, n_tokens = 0, first_token
+        cdef uint32_t offset = 0
+        if size < header or bytes(content[:magic_size]) != BUNDLED_VOCAB_MAGIC:
+            raise ValueError("not a bundled vocabulary (wrong format marker)")
+        n_ranks = (<Py_ssize_t>content[magic_size] | <Py_ssize_t>content[magic_size + 1] << 8
+                   | <Py_ssize_t>content[magic_size + 2] << 16 | <Py_ssize_t>content[magic_size + 3] << 24)
+        if n_ranks < 1 or n_ranks > <Py_ssize_t>MAX_TOKEN_ID + 1:
+            raise ValueError(f"bundled vocabulary: {n_ranks} ranks is out of range")
+        if n_ranks > size - header:
+            raise ValueError(f"bundled vocabulary: {n_ranks} token lengths announced, {size - header} bytes left")
+        first_token = header + n_ranks
+        for rank in range(n_ranks):
+            total_bytes += content[header + rank]
+            n_tokens += content[header + rank] != 0
+        if total_bytes != size - first_token:
+            raise ValueError(f"bundled vocabulary: the token lengths add up to {total_bytes} bytes, "
+                             f"but {size - first_token} bytes of tokens follow them")
+        if n_tokens == 0:
+            raise ValueError("bundled vocabulary: no tokens")
+        table._check_size(n_tokens, n_ranks - 1, total_bytes)
+        table.blob.assign(&content[0] + first_token, &content[0] + size)
+        table.token_start.assign(n_ranks, 0)
+        table.token_len.assign(n_ranks, -1)
+        table.rank_objects = list(range(n_ranks))
+        for rank in range(n_ranks):
+            if content[header + rank] == 0:     # a gap in the ranks
+                table.rank_objects[rank] = None
+                continue
+            table.token_start[rank] = offset
+            table.token_len[rank] = content[header + rank]
+            offset += content[header + rank]
+        if not table._index():
+            raise ValueError("bundled vocabulary: a token appears twice")
         return table
 
     cdef int _parse_tiktoken(self, const uint8_t* text, Py_ssize_t size) except -1 nogil:

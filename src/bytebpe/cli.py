@@ -1,4 +1,5 @@
-"""The `bytebpe` command: encode, count, decode, train, download, verify, bench — thin over the library.
+"""The `bytebpe` command: encode, count, decode, train, download, verify, bench, export-tiktoken-cache — thin
+over the library.
 
 Exit status: 0 done, 1 failed (bad input, a mismatch in `verify`, ...), 2 wrong usage (argparse), 130 Ctrl-C.
 Errors the user can fix are one line on stderr, never a traceback.
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import batching, datasets, registry
+from . import __version__, batching, datasets, registry
 from .encoding import Encoding
 from .readers import BadDocumentError, find_input_files
 from .token_files import create_temporary_file, token_dtype
@@ -145,6 +146,11 @@ def _download(args: argparse.Namespace) -> int:
         raise CommandError("name at least one encoding, or --all")
     for name in names:
         spec = registry.encoding_spec(name)     # unknown names fail before anything is fetched
+        source = registry.bundled_source(spec)
+        if source is not None:
+            if not args.quiet:
+                print(f"{name}: bundled with bytebpe ({source}), nothing to download")
+            continue
         for file in spec.files:
             # The local places come first (BYTEBPE_DATA_DIR, our cache, tiktoken's); only a missing file is
             # downloaded, checked against its pinned sha256, and saved in our cache.
@@ -161,13 +167,13 @@ def _download(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from . import compare
 
-    tiktoken = compare.import_tiktoken()
+    compare.import_tiktoken()       # its absence is reported before any work
     files = find_input_files(args.inputs)
     workers = args.workers or batching.pool_size()
     failed = False
     for name in args.encoding:
         enc = registry.get_encoding(name)
-        reference = tiktoken.get_encoding(name)
+        reference = compare.tiktoken_reference(name)
         result = compare.verify_files(files, enc, reference, workers=workers, field=args.field, lines=args.lines,
                                       skip_bad=args.skip_bad)
         if result.mismatch is not None:
@@ -184,7 +190,7 @@ def _bench(args: argparse.Namespace) -> int:
 
     enc = _encoding_of(args)
     try:
-        reference = compare.import_tiktoken().get_encoding(enc.name)
+        reference = compare.tiktoken_reference(enc.name)
         why_not = ""
     except (ImportError, ValueError, KeyError, OSError) as error:
         # tiktoken absent, an encoding it does not know, or its files unreachable: bytebpe's columns only.
@@ -211,6 +217,16 @@ def _bench(args: argparse.Namespace) -> int:
         [[r.name, f"{r.documents:,}", f"{r.megabytes:.2f}", rate(r.bytebpe_batch), rate(r.tiktoken_batch),
           ratio(r.bytebpe_batch, r.tiktoken_batch), rate(r.bytebpe_loop), rate(r.tiktoken_loop),
           ratio(r.bytebpe_loop, r.tiktoken_loop)] for r in rows]))
+    return 0
+
+
+def _export_tiktoken_cache(args: argparse.Namespace) -> int:
+    from .tiktoken_cache import export_tiktoken_cache
+
+    paths = export_tiktoken_cache(args.folder, args.names or None)
+    if not args.quiet:
+        print(f"wrote {len(paths)} files to {args.folder}; stock tiktoken loads them offline with "
+              f"TIKTOKEN_CACHE_DIR={args.folder}")
     return 0
 
 
@@ -302,6 +318,7 @@ def _positive_int(text: str) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bytebpe", description="Byte-level BPE with tiktoken's ids.")
+    parser.add_argument("--version", action="version", version=f"bytebpe {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     encode = commands.add_parser("encode", help="encode datasets into PREFIX.tokens.npy + PREFIX.offsets.npy")
@@ -344,7 +361,7 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     train.set_defaults(run=_train)
 
-    download = commands.add_parser("download", help="fetch vocabularies into the cache for offline use")
+    download = commands.add_parser("download", help="fetch the files of encodings that are not bundled into the cache")
     download.add_argument("names", nargs="*", metavar="NAME", help="encoding names")
     download.add_argument("--all", action="store_true", help="every known encoding")
     download.add_argument("--quiet", "-q", action="store_true")
@@ -364,5 +381,12 @@ def _parser() -> argparse.ArgumentParser:
     _workers_argument(bench)
     bench.add_argument("--repeat", type=_positive_int, default=3, help="timed runs; the best counts")
     bench.set_defaults(run=_bench)
+
+    export = commands.add_parser(
+        "export-tiktoken-cache", help="write tiktoken's cache from the bundled vocabularies (for TIKTOKEN_CACHE_DIR)")
+    export.add_argument("folder", metavar="DIR", help="the folder to write (created if needed)")
+    export.add_argument("names", nargs="*", metavar="NAME", help="encoding names (default: all seven)")
+    export.add_argument("--quiet", "-q", action="store_true")
+    export.set_defaults(run=_export_tiktoken_cache)
 
     return parser

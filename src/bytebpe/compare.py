@@ -1,17 +1,22 @@
 """bytebpe next to tiktoken on a user's own files: exactness (`verify`) and a compact speed table (`bench`).
 
 tiktoken is never a dependency: these functions import it when called and say how to install it if absent.
+The reference is built from the vocabularies bytebpe bundles (`tiktoken_reference`), so both work offline.
 """
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import bundled, registry
 from .datasets import iter_batches
 from .encoding import Encoding
 from .readers import BadDocumentError, InputFile
+from .tiktoken_cache import export_tiktoken_cache
 
 __all__ = [
     "BenchRow",
@@ -19,6 +24,7 @@ __all__ = [
     "bench_file",
     "first_difference",
     "import_tiktoken",
+    "tiktoken_reference",
     "verify_files",
 ]
 
@@ -29,6 +35,31 @@ def import_tiktoken() -> Any:
     except ImportError:
         raise ImportError("comparing with tiktoken needs it installed: pip install tiktoken") from None
     return tiktoken
+
+
+def tiktoken_reference(name: str) -> Any:
+    """Stock tiktoken's encoding `name`, read from the files bytebpe bundles when it bundles them.
+
+    The bundled vocabulary is written back as tiktoken's own cache entries (the original files, byte for
+    byte, checked against the pins) into a temporary folder, and tiktoken loads them from there with its own
+    reader and hash check: nothing is downloaded, and the reference does not go through bytebpe's loader.
+    Any other name is left to tiktoken (which may download). TIKTOKEN_CACHE_DIR is set only during the load.
+    """
+    tiktoken = import_tiktoken()
+    spec = registry.ENCODING_SPECS.get(name)
+    if spec is None or spec.bundled is None or not bundled.is_bundled(spec.bundled):
+        return tiktoken.get_encoding(name)
+    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="bytebpe-tiktoken-cache-") as folder:
+        export_tiktoken_cache(folder, [name])
+        os.environ["TIKTOKEN_CACHE_DIR"] = folder
+        try:
+            return tiktoken.get_encoding(name)
+        finally:
+            if saved is None:
+                del os.environ["TIKTOKEN_CACHE_DIR"]
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = saved
 
 
 def first_difference(ours: Sequence[int], theirs: Sequence[int]) -> int | None:

@@ -1,12 +1,14 @@
 """Named encodings: which pattern, vocabulary file (with its pinned sha256) and special tokens
 make up each of OpenAI's encodings, where the files are found, and a per-process cache.
 
-A vocabulary file is looked for, in order, in
-  1. each folder listed in BYTEBPE_DATA_DIR (os.pathsep-separated), under its file name;
-  2. our cache: BYTEBPE_CACHE_DIR, else $XDG_CACHE_HOME/bytebpe, else ~/.cache/bytebpe;
-  3. tiktoken's cache (TIKTOKEN_CACHE_DIR, else DATA_GYM_CACHE_DIR, else <tmp>/data-gym-cache),
+The ranks of an encoding come from, in order,
+  1. its files in the folders listed in BYTEBPE_DATA_DIR (os.pathsep-separated): a user's own copy wins;
+  2. the vocabulary bundled with the package (bundled.py), which all seven named encodings have;
+and only for an encoding with no bundled vocabulary, each file is looked for in
+  3. our cache: BYTEBPE_CACHE_DIR, else $XDG_CACHE_HOME/bytebpe, else ~/.cache/bytebpe;
+  4. tiktoken's cache (TIKTOKEN_CACHE_DIR, else DATA_GYM_CACHE_DIR, else <tmp>/data-gym-cache),
      where an entry is named by the sha1 of the file's download address;
-  4. the official address, over HTTPS, saved into our cache.
+  5. the official address, over HTTPS, saved into our cache (never with BYTEBPE_OFFLINE=1).
 The first file found must match the pinned sha256 or loading stops with VocabularyHashError: a
 corrupt or truncated file is reported, never skipped in favour of the next place.
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from . import _core, patterns
+from . import _core, bundled, patterns
 from .models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
 from .vocab_io import (
     VocabularyHashError,
@@ -48,9 +50,12 @@ __all__ = [
     "encoding_spec_kwargs",
     "ranks_for",
     "resolve_vocabulary_file",
+    "bundled_source",
     "data_dirs",
     "cache_dir",
     "tiktoken_cache_dir",
+    "tiktoken_cache_entry",
+    "offline",
     "get_encoding",
     "registered_encoding",
     "encoding_name_for_model",
@@ -108,6 +113,9 @@ class EncodingSpec:
     files: tuple[VocabularyFile, ...]
     special_tokens: Mapping[str, int] = field(hash=False)  # special-token text -> token id
     explicit_n_vocab: int | None = None
+    # The bundled vocabulary with the same ranks (bundled.py), None if there is none. gpt2's is r50k_base:
+    # its data gym files convert to exactly r50k_base's ranks (tools/gen_bundled_vocab.py checks).
+    bundled: str | None = None
 
 
 _BLOB = "https://openaipublic.blob.core.windows.net"
@@ -163,8 +171,11 @@ _O200K_HARMONY_SPECIALS = {
 
 
 def _spec(name, pattern, ranks_format, files, special_tokens, explicit_n_vocab=None) -> EncodingSpec:
+    # Every file here has a bundled form named after it; gpt2 uses r50k_base's.
+    bundled_name = "r50k_base" if ranks_format == "data_gym" else files[0].filename.removesuffix(".tiktoken")
     return EncodingSpec(
-        name, pattern, ranks_format, files, MappingProxyType(dict(special_tokens)), explicit_n_vocab
+        name, pattern, ranks_format, files, MappingProxyType(dict(special_tokens)), explicit_n_vocab,
+        bundled_name,
     )
 
 
@@ -236,7 +247,8 @@ def tiktoken_cache_dir() -> Path | None:
     return Path(tempfile.gettempdir()) / "data-gym-cache"
 
 
-def _tiktoken_cache_entry(file: VocabularyFile) -> str:
+def tiktoken_cache_entry(file: VocabularyFile) -> str:
+    """The name tiktoken gives `file` in its cache: the sha1 of its download address (tiktoken/load.py)."""
     import hashlib      # imported where needed: see _download
 
     return hashlib.sha1(file.url.encode("utf-8")).hexdigest()
@@ -265,8 +277,13 @@ def _local_candidates(file: VocabularyFile) -> list[Path]:
     candidates.append(cache_dir() / file.filename)
     tiktoken_cache = tiktoken_cache_dir()
     if tiktoken_cache is not None:
-        candidates.append(tiktoken_cache / _tiktoken_cache_entry(file))
+        candidates.append(tiktoken_cache / tiktoken_cache_entry(file))
     return candidates
+
+
+def offline() -> bool:
+    """Whether BYTEBPE_OFFLINE forbids downloads (1, true, yes or on, in any case)."""
+    return os.environ.get("BYTEBPE_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _download(url: str) -> bytes:
@@ -284,18 +301,21 @@ def resolve_vocabulary_file(file: VocabularyFile) -> Path:
     """The path of a verified local copy of `file`, downloading it into the cache if needed.
 
     Raises VocabularyHashError if the first copy found (or the download) has the wrong sha256,
-    and VocabularyNotFoundError if there is no copy and the download fails.
+    and VocabularyNotFoundError if there is no copy and the download fails or BYTEBPE_OFFLINE is set.
     """
     for candidate in _local_candidates(file):
         if candidate.is_file():
             return _check_pinned_hash(candidate, file)
+    if offline():
+        raise VocabularyNotFoundError(_not_found_message(file, "BYTEBPE_OFFLINE is set: nothing is downloaded"))
 
     import http.client     # see _download
 
     try:
         contents = _download(file.url)
     except (OSError, http.client.HTTPException) as error:  # URLError and timeouts are OSErrors
-        raise VocabularyNotFoundError(_not_found_message(file, error)) from error
+        raise VocabularyNotFoundError(
+            _not_found_message(file, f"could not download it: {type(error).__name__}: {error}")) from error
     import hashlib
 
     actual = hashlib.sha256(contents).hexdigest()
@@ -317,12 +337,12 @@ def resolve_vocabulary_file(file: VocabularyFile) -> Path:
     return _check_pinned_hash(target, file)
 
 
-def _not_found_message(file: VocabularyFile, error: BaseException) -> str:
+def _not_found_message(file: VocabularyFile, why: str) -> str:
     raw_data_dir = os.environ.get("BYTEBPE_DATA_DIR")
     data_dir_note = f"currently {raw_data_dir!r}" if raw_data_dir else "currently unset"
     return (
-        f"Vocabulary file {file.filename!r} was not found locally and could not be downloaded "
-        f"({type(error).__name__}: {error}).\n"
+        f"Vocabulary file {file.filename!r} is not bundled with this installation, not found locally, "
+        f"and {why}.\n"
         f"Download it from {file.url}\n"
         f"and put it, named {file.filename!r}, either in a folder listed in BYTEBPE_DATA_DIR "
         f"({data_dir_note}) or in the cache folder {cache_dir()}.\n"
@@ -335,27 +355,44 @@ def _not_found_message(file: VocabularyFile, error: BaseException) -> str:
 # One lock for all loading: building an encoding is rare and mostly holds the GIL anyway, and a
 # single re-entrant lock makes "two threads asking at once build it once" obviously true.
 _build_lock = threading.RLock()
-_tables_by_files: dict[tuple[VocabularyFile, ...], _core.MergeTable] = {}  # shared across names
+# A bundled vocabulary's name, or the files the ranks were read from -> the table, shared across names.
+_tables_by_source: dict[str | tuple[VocabularyFile, ...], _core.MergeTable] = {}
 _encodings: dict[str, Encoding] = {}
 
 
 def table_for(name: str) -> _core.MergeTable:
     """The merge table of a named encoding, loaded once per process and shared by the encodings that use
-    the same files (o200k_base and o200k_harmony; p50k_base and p50k_edit)."""
+    the same files (o200k_base and o200k_harmony; p50k_base and p50k_edit; gpt2 and r50k_base when
+    both come from the bundled vocabulary)."""
     spec = encoding_spec(name)
-    table = _tables_by_files.get(spec.files)
+    source = bundled_source(spec) or spec.files
+    table = _tables_by_source.get(source)
     if table is not None:
         return table
     with _build_lock:
-        table = _tables_by_files.get(spec.files)
+        table = _tables_by_source.get(source)
         if table is None:
-            paths = [resolve_vocabulary_file(file) for file in spec.files]
-            if spec.ranks_format == "data_gym":
-                table = _data_gym_table(spec, paths)
+            if isinstance(source, str):
+                table = bundled.load_table(source)
             else:
-                table = _tiktoken_table(paths[0])
-            _tables_by_files[spec.files] = table
+                paths = [resolve_vocabulary_file(file) for file in spec.files]
+                if spec.ranks_format == "data_gym":
+                    table = _data_gym_table(spec, paths)
+                else:
+                    table = _tiktoken_table(paths[0])
+            _tables_by_source[source] = table
         return table
+
+
+def bundled_source(spec: EncodingSpec) -> str | None:
+    """The bundled vocabulary to load `spec`'s ranks from; None when there is none, or when one of its files
+    is in a BYTEBPE_DATA_DIR folder (the user's own copy, which wins)."""
+    if spec.bundled is None or not bundled.is_bundled(spec.bundled):
+        return None
+    for folder in data_dirs():
+        if any((folder / file.filename).is_file() for file in spec.files):
+            return None
+    return spec.bundled
 
 
 def ranks_for(name: str) -> dict[bytes, int]:
@@ -461,7 +498,7 @@ def registered_encoding(name: str) -> Encoding | None:
 def _clear_caches() -> None:
     """Forgets loaded ranks, built encodings and verified hashes (for tests)."""
     with _build_lock:
-        _tables_by_files.clear()
+        _tables_by_source.clear()
         _encodings.clear()
         _sha256_by_file_state.clear()
 

@@ -23,6 +23,7 @@ __all__ = [
     "dump_tiktoken_bpe",
     "dump_tiktoken_bpe_bytes",
     "data_gym_to_mergeable_bpe_ranks",
+    "mergeable_bpe_ranks_to_data_gym",
     "sha256_of",
     "verify_sha256",
     "write_bytes_atomically",
@@ -294,6 +295,48 @@ def _check_encoder_matches(encoder: dict, mergeable_ranks: dict[bytes, int], lab
         raise ValueError(
             f"{label}: token {missing!r} (rank {mergeable_ranks[missing]}) from the merges is missing"
         )
+
+
+def mergeable_bpe_ranks_to_data_gym(mergeable_ranks: Mapping[bytes, int]) -> tuple[bytes, bytes]:
+    """The inverse of `data_gym_to_mergeable_bpe_ranks`: the contents of (vocab.bpe, encoder.json).
+
+    Written as OpenAI wrote GPT-2's files, so the r50k_base ranks give them back byte for byte (their pinned
+    sha256 match; ~0.5 s). The merge that made the token of rank r is what BPE with only the merges below r
+    leaves of its bytes: two parts. encoder.json ends with ``<|endoftext|>`` after the last rank.
+    """
+    byte_order, byte_of_char = _data_gym_byte_order()
+    if any(mergeable_ranks.get(bytes([b])) != rank for rank, b in enumerate(byte_order)):
+        raise ValueError("the single bytes are not ranked in GPT-2's order: no data gym form exists")
+    char_of_byte = {b: char for char, b in byte_of_char.items()}
+
+    def text(token: bytes) -> str:
+        return "".join([char_of_byte[b] for b in token])
+
+    token_of_rank = sorted(mergeable_ranks, key=mergeable_ranks.__getitem__)
+    merges = ["#version: 0.2"]
+    for rank in range(len(byte_order), len(token_of_rank)):
+        parts = _bpe_below(token_of_rank[rank], rank, mergeable_ranks)
+        if len(parts) != 2 or mergeable_ranks[token_of_rank[rank]] != rank:
+            raise ValueError(f"token {token_of_rank[rank]!r} is not one merge of two earlier tokens")
+        merges.append(f"{text(parts[0])} {text(parts[1])}")
+    encoder = {text(token): rank for token, rank in mergeable_ranks.items()}
+    encoder["<|endoftext|>"] = len(token_of_rank)
+    return ("\n".join(merges) + "\n").encode("utf-8"), json.dumps(encoder).encode("utf-8")
+
+
+def _bpe_below(piece: bytes, limit: int, mergeable_ranks: Mapping[bytes, int]) -> list[bytes]:
+    """`piece` merged by BPE with only the tokens ranked below `limit`, stopping at two parts."""
+    parts = [piece[i : i + 1] for i in range(len(piece))]
+    while len(parts) > 2:
+        best_index, best_rank = -1, limit
+        for i in range(len(parts) - 1):
+            rank = mergeable_ranks.get(parts[i] + parts[i + 1], limit)
+            if rank < best_rank:
+                best_index, best_rank = i, rank
+        if best_index < 0:
+            break
+        parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
+    return parts
 
 
 # --------------------------------------------------------------------------- integrity
