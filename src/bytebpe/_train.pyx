@@ -238,10 +238,10 @@ cdef class PieceCounts:
                 raise TypeError(f"pieces must be bytes, got {type(piece).__name__}")
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**62:
                 raise ValueError(f"count of {piece!r} must be an int in 0..2**62-1, got {value!r}")
-        self._check_total(sum(value for piece, value in items if len(piece)))
         cdef bytes key
         self._enter()
         try:
+            self._check_total(sum(value for piece, value in items if len(piece)))
             for piece, value in items:
                 key = piece
                 if len(key) and value:
@@ -261,16 +261,16 @@ cdef class PieceCounts:
         """Add every count of `other` (other is left unchanged). All or nothing, as `add_counts`."""
         if other is self:
             raise ValueError("cannot add a PieceCounts to itself")
-        self._check_total(other.total_pieces)
         # `other` is marked busy too: a thread adding to it meanwhile would move the memory read here.
         other._enter()
         try:
             self._enter()
-        except:
+        except BaseException:
             other.busy = False
             raise
         cdef PieceEntry entry
         try:
+            self._check_total(other.total_pieces)
             for entry in other.entries:
                 self._add(other.blob.data() + entry.offset, entry.length, entry.count)
             _add_count(&self.total_pieces, other.total_pieces)
