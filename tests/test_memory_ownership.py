@@ -40,22 +40,32 @@ def fresh(text: str) -> str:
     return "".join(list(text))
 
 
-def run_while_another_thread_clears(items: list, call):
-    """call() on a worker thread while this thread empties `items` (the caller's list), with the GIL handed
-    over as often as possible so that the clearing lands while the call runs; returns call()'s result."""
-    started = threading.Event()
+class ReadSignal(list):
+    """A list that sets `read` once a caller has iterated over all of it, i.e. taken its private copy."""
+
+    def __init__(self, items) -> None:
+        super().__init__(items)
+        self.read = threading.Event()
+
+    def __iter__(self):
+        yield from super().__iter__()
+        self.read.set()
+
+
+def run_while_another_thread_clears(items: ReadSignal, call):
+    """call() on a worker thread; as soon as it has read `items` (the caller's list), this thread empties
+    it, with the GIL handed over as often as possible so that the clearing lands while the call runs.
+    Returns call()'s result."""
     result: list = []
-
-    def work() -> None:
-        started.set()
-        result.append(call())
-
+    items.read.clear()      # (the test itself may have read the list to work out what to expect)
     previous_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
-        worker = threading.Thread(target=work)
+        worker = threading.Thread(target=lambda: result.append(call()))
         worker.start()
-        started.wait()
+        # (A call that never iterates over the list, as one that reads its items in place would not, is
+        # cleared after a second, most likely while it still runs.)
+        items.read.wait(timeout=1)
         items.clear()
         worker.join()
     finally:
@@ -131,7 +141,7 @@ def test_a_list_cleared_by_another_thread_during_a_batch(cl100k):
     """The GIL is released between groups of texts; every text of the list as it was passed must be read
     from memory the call holds, and encoded."""
     for _ in range(5):
-        texts = [fresh(f"text {i} " + "plain ascii words that need merging " * 300) for i in range(64)]
+        texts = ReadSignal(fresh(f"text {i} " + "plain ascii words that need merging " * 300) for i in range(64))
         expected = [cl100k.encode_ordinary(text) for text in texts]
         assert run_while_another_thread_clears(
             texts, lambda: cl100k._core.encode_batch(cl100k._pretokenize, None, texts)) == expected
@@ -141,7 +151,7 @@ def test_a_list_cleared_by_another_thread_during_a_batch(cl100k):
 
 def test_add_pieces_holds_its_pieces_while_another_thread_clears_the_list():
     for _ in range(5):
-        pieces = [fresh(f"piece{i % 997} ") for i in range(200_000)]
+        pieces = ReadSignal(fresh(f"piece{i % 997} ") for i in range(200_000))
         expected = PieceCounts()
         expected.add_counts(Counter(piece.encode() for piece in pieces))
         counts = PieceCounts()
@@ -152,7 +162,7 @@ def test_add_pieces_holds_its_pieces_while_another_thread_clears_the_list():
 def test_add_texts_holds_its_texts_while_another_thread_clears_the_list():
     scanner = Scanner.for_pattern(patterns.CL100K_PATTERN)
     for _ in range(5):
-        texts = [fresh(f"text {i}: the same words again " * 50) for i in range(200)]
+        texts = ReadSignal(fresh(f"text {i}: the same words again " * 50) for i in range(200))
         expected = PieceCounts()
         expected.add_pieces([piece for text in texts for piece in scanner.split(text)])
         counts = PieceCounts()

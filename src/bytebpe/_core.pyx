@@ -1095,7 +1095,7 @@ cdef class CoreBPE:
         self._encode_into(_identity_findall(pieces), None, "", out)
         return self._to_list(out, 0, out.size())
 
-    def encode_batch(self, pretokenizer, special_split, list texts not None, bint flat=False):
+    def encode_batch(self, pretokenizer, special_split, texts, bint flat=False):
         """Encode many texts into one buffer, a group of texts at a time without the GIL.
 
         With a compiled `Scanner` the whole work on a group runs without the GIL; with a `findall`
@@ -1114,9 +1114,9 @@ cdef class CoreBPE:
         cdef Py_ssize_t k
         # Iterate over a private copy: the caller's list may change while a group is merged without the
         # GIL, and the result must have one entry per text that was actually encoded.
-        texts = list(texts)
+        cdef list snapshot = list(texts)
         offsets.push_back(0)
-        for text in texts:
+        for text in snapshot:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, got {type(text).__name__}")
             if scanned:

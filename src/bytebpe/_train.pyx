@@ -166,7 +166,7 @@ cdef class PieceCounts:
         self.mask = INITIAL_SLOTS - 1
         return 0
 
-    def add_pieces(self, list pieces not None):
+    def add_pieces(self, pieces):
         """Count each str of `pieces` once (empty ones are ignored).
 
         The UTF-8 bytes are gathered with the GIL, then hashed without it, so other threads run meanwhile.
@@ -198,7 +198,7 @@ cdef class PieceCounts:
         finally:
             self.busy = False
 
-    def add_texts(self, Scanner scanner not None, list texts not None):
+    def add_texts(self, Scanner scanner not None, texts):
         """Count the pieces of each str of `texts`, cut by a compiled scanner: no piece objects, and the
         scanning and counting run without the GIL. A text with a lone surrogate raises UnicodeEncodeError
         before anything is counted."""
@@ -208,7 +208,9 @@ cdef class PieceCounts:
         cdef Py_ssize_t i, k, count, start, size
         cdef Py_ssize_t piece_ends[SCAN_BATCH]
         cdef PatternKind kind = scanner.kind
-        for i, text in enumerate(texts):
+        # Each text goes into `owners` (the ownership rule, _shared.pxd), and a private copy of the list is
+        # walked, as everywhere: the caller's list may change under a Python callback or another thread.
+        for i, text in enumerate(list(texts)):
             if not isinstance(text, str):
                 raise TypeError(f"texts must be str, got {type(text).__name__} at index {i}")
             data.push_back(_utf8_view(text, &size, owners))
