@@ -317,15 +317,12 @@ class Encoding:
     @property
     def mergeable_ranks(self) -> Mapping[bytes, int]:
         """Read-only view of token bytes -> rank."""
-        return types.MappingProxyType(self._ranks())
+        return types.MappingProxyType(self._mergeable_ranks)
 
     @property
     def _mergeable_ranks(self) -> dict[bytes, int]:
         # tiktoken's private attribute, which its README's "Extending tiktoken" recipe passes to a new
         # Encoding: a plain dict, built from the table on first use (a named encoding loads without one).
-        return self._table.ranks()
-
-    def _ranks(self) -> dict[bytes, int]:
         return self._table.ranks()
 
     @property
@@ -417,7 +414,7 @@ class Encoding:
             return (registry.get_encoding, (self.name,))
         return (
             _rebuild_encoding,
-            (self.name, self._pat_str, self._ranks(), self._special_tokens, self._pretokenizer_choice),
+            (self.name, self._pat_str, self._mergeable_ranks, self._special_tokens, self._pretokenizer_choice),
         )
 
     # ==== special-token policy ===================================================================

@@ -50,7 +50,7 @@ def save_encoding(encoding: Encoding, path: str | os.PathLike[str]) -> None:
         "special_tokens": dict(encoding._special_tokens),
         "mergeable_ranks": [
             [base64.b64encode(token).decode("ascii"), rank]
-            for token, rank in sorted(encoding._ranks().items(), key=lambda item: item[1])
+            for token, rank in sorted(encoding._mergeable_ranks.items(), key=lambda item: item[1])
         ],
     }
     fields["sha256"] = _checksum(fields)
