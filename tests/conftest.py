@@ -1,13 +1,19 @@
-"""Shared fixtures: where the real vocabularies and corpora live, and stock tiktoken as the oracle.
+"""Shared fixtures: where the real vocabularies and corpora live, stock tiktoken as the oracle, no network.
 
-The real files are found through BYTEBPE_DATA_DIR (the vocabularies) and BYTEBPE_CORPUS_DIR (the
-corpora; default: ``corpus`` beside the vocabulary folder). `.ci/run` sets BYTEBPE_REQUIRE_DATA=1, which
-turns their absence into a failure instead of a skip.
+The vocabularies (`data_dir`) are, in order: the folder in BYTEBPE_DATA_DIR, the `shared/vocab` folder beside
+this checkout, or — on a fresh clone with neither — the official files rebuilt from the vocabularies bytebpe
+bundles (byte for byte: each is checked against tiktoken's pinned sha256, and tiktoken checks it again when it
+loads it as the oracle). The corpora (`corpus_dir`) are BYTEBPE_CORPUS_DIR, else `corpus` beside the vocabulary
+folder or this checkout's `shared/corpus`; tests that need them skip without them, with one summary line.
+`.ci/run` sets BYTEBPE_REQUIRE_DATA=1: there the real files are required, and their absence fails.
+
+No test may use the network: every socket connection to a non-loopback address fails at once.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -20,6 +26,53 @@ VOCAB_FILES = {file.filename: file.url for spec in ENCODING_SPECS.values() for f
 
 ALL_ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"]
 
+# The shared data beside a checkout (../shared from the project root), found without any setting.
+SHARED_BESIDE_CHECKOUT = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line per reason for the skipped tests (the addopts leave skips out of pytest's own per-test
+    summary): on a fresh clone, "N skipped: needs the shared corpora" instead of one line per test."""
+    counts: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        counts[reason] = counts.get(reason, 0) + 1
+    for reason, count in counts.items():
+        terminalreporter.write_line(f"SKIPPED {count} test{'s' if count != 1 else ''}: {reason}", yellow=True)
+
+
+class NetworkUseError(OSError):
+    """Raised by every attempt of a test to reach a host other than this machine."""
+
+
+def _refuse_remote(address: object) -> None:
+    host = address[0] if isinstance(address, tuple) and address else address
+    if isinstance(host, str) and (host in ("localhost", "::1") or host.startswith("127.")):
+        return
+    if isinstance(host, (bytes, str)) and not isinstance(address, tuple):
+        return      # a Unix socket path
+    raise NetworkUseError(f"tests must not use the network (tried to connect to {address!r})")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_network() -> None:
+    """Every connection to another host fails with NetworkUseError: nothing a test runs may download, so a
+    fresh clone with no network passes exactly as a connected one does."""
+    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
+
+    def guarded_connect(self: socket.socket, address: object) -> None:
+        _refuse_remote(address)
+        return connect(self, address)
+
+    def guarded_connect_ex(self: socket.socket, address: object) -> int:
+        _refuse_remote(address)
+        return connect_ex(self, address)
+
+    socket.socket.connect, socket.socket.connect_ex = guarded_connect, guarded_connect_ex
+    yield
+    socket.socket.connect, socket.socket.connect_ex = connect, connect_ex
+
 
 @pytest.fixture(scope="session", autouse=True)
 def private_bytebpe_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -29,29 +82,57 @@ def private_bytebpe_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
         os.environ["BYTEBPE_CACHE_DIR"] = str(tmp_path_factory.mktemp("bytebpe-cache"))
 
 
+def _require_data() -> bool:
+    return os.environ.get("BYTEBPE_REQUIRE_DATA") == "1"
+
+
 def _missing(what: str) -> None:
-    if os.environ.get("BYTEBPE_REQUIRE_DATA") == "1":
+    if _require_data():
         pytest.fail(f"{what} (BYTEBPE_REQUIRE_DATA=1: real data is required here)")
     pytest.skip(what)
 
 
-@pytest.fixture(scope="session")
-def data_dir() -> Path:
-    """The folder holding the real OpenAI vocabularies (first entry of BYTEBPE_DATA_DIR)."""
+def _real_vocab_dir() -> Path | None:
+    """The first BYTEBPE_DATA_DIR folder holding the real vocabularies, else the shared folder beside this
+    checkout; always absolute (a relative BYTEBPE_DATA_DIR is taken from the working directory)."""
     raw = os.environ.get("BYTEBPE_DATA_DIR", "")
-    for entry in raw.split(os.pathsep):
+    for entry in [*raw.split(os.pathsep), str(SHARED_BESIDE_CHECKOUT / "vocab")]:
         if entry and (Path(entry) / "cl100k_base.tiktoken").is_file():
-            return Path(entry)
-    _missing(f"no real vocabularies: BYTEBPE_DATA_DIR={raw!r} holds no cl100k_base.tiktoken")
+            return Path(entry).expanduser().resolve()
+    return None
 
 
 @pytest.fixture(scope="session")
-def corpus_dir(data_dir: Path) -> Path:
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An absolute folder holding the official vocabulary files under their own names (see the module
+    docstring for where they come from)."""
+    found = _real_vocab_dir()
+    if found is not None:
+        return found
+    if _require_data():
+        _missing(f"no real vocabularies: BYTEBPE_DATA_DIR={os.environ.get('BYTEBPE_DATA_DIR', '')!r} "
+                 f"holds no cl100k_base.tiktoken, and there is none in {SHARED_BESIDE_CHECKOUT / 'vocab'}")
+    from bytebpe.tiktoken_cache import original_files
+
+    folder = tmp_path_factory.mktemp("vocab-from-bundle")
+    for name in ENCODING_SPECS:
+        for file, data in original_files(name).items():
+            (folder / file.filename).write_bytes(data)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
     """The folder holding the shared test corpora."""
-    path = Path(os.environ.get("BYTEBPE_CORPUS_DIR", data_dir.parent / "corpus"))
-    if not (path / "english_prose.txt").is_file():
-        _missing(f"no shared corpus at {path}")
-    return path
+    candidates = [os.environ.get("BYTEBPE_CORPUS_DIR")]
+    real_vocab = _real_vocab_dir()
+    if real_vocab is not None:
+        candidates.append(str(real_vocab.parent / "corpus"))
+    candidates.append(str(SHARED_BESIDE_CHECKOUT / "corpus"))
+    for candidate in candidates:
+        if candidate and (Path(candidate) / "english_prose.txt").is_file():
+            return Path(candidate).resolve()
+    _missing("needs the shared corpora (../shared/corpus beside the checkout, or BYTEBPE_CORPUS_DIR)")
 
 
 @pytest.fixture(scope="session")

@@ -261,7 +261,8 @@ def test_verify_and_bench_work_with_no_files_and_no_network(monkeypatch, tmp_pat
     assert "gpt2: 1 documents" in out and "cl100k_base: 1 documents" in out and "identical" in out
     assert cli.main(["bench", str(sample), "--encoding", "p50k_edit", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
-    assert "no tiktoken columns" not in out and out.count("×") == 2
+    assert out.startswith("bytebpe ") and " vs tiktoken " in out.splitlines()[0]
+    assert out.count("sample.txt") == 2 and not any(line.startswith("note: tiktoken") for line in out.splitlines())
 
 
 def test_version_option_prints_the_package_version(capsys):
@@ -270,3 +271,20 @@ def test_version_option_prints_the_package_version(capsys):
     with pytest.raises(SystemExit) as caught:
         cli.main(["--version"])
     assert caught.value.code == 0 and capsys.readouterr().out == f"bytebpe {bytebpe.__version__}\n"
+
+
+def test_tests_cannot_reach_the_network_but_can_use_loopback():
+    """The suite's guard (conftest.no_network): a test that tried to download would fail, not pass by luck."""
+    import socket
+
+    from .conftest import NetworkUseError
+
+    with pytest.raises(NetworkUseError, match="must not use the network"):
+        socket.create_connection(("192.0.2.1", 443), timeout=1)     # TEST-NET-1: never routed
+    with pytest.raises(NetworkUseError), socket.socket(socket.AF_INET6) as ipv6:
+        ipv6.connect_ex(("2001:db8::1", 443))                         # the IPv6 documentation prefix
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        with socket.create_connection(server.getsockname(), timeout=5):
+            pass

@@ -34,10 +34,17 @@ def texts_of(path: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def small_jsonl(corpus_dir, tmp_path_factory) -> Path:
-    """The first 40 documents of docs_code.jsonl (the CLI tests are about plumbing; exactness at scale is
-    test_datasets.py's)."""
-    return first_lines(corpus_dir / "docs_code.jsonl", tmp_path_factory.mktemp("cli") / "small.jsonl", 40)
+def small_jsonl(tmp_path_factory) -> Path:
+    """40 documents of code and six scripts, cut from the sample corpus the package ships (the CLI tests are
+    about plumbing, and run on a fresh clone; exactness at scale is test_datasets.py's)."""
+    from bytebpe.bench import cut_documents, sample_files
+
+    code, multilingual = (sample_files()[i].read_text(encoding="utf-8") for i in (1, 2))
+    documents = cut_documents(code, 3000)[:30] + cut_documents(multilingual, 3000)[:10]
+    assert len(documents) == 40
+    path = tmp_path_factory.mktemp("cli") / "small.jsonl"
+    path.write_text("".join(json.dumps({"text": text}) + "\n" for text in documents), encoding="utf-8")
+    return path
 
 
 def test_the_console_script_is_declared_and_is_cli_main():
@@ -287,9 +294,12 @@ def test_bench_prints_a_side_by_side_table(small_jsonl, tiktoken_cache):
     result = run("bench", str(small_jsonl), "--encoding", "gpt2", "--repeat", "1",
                  env_extra={"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)})
     assert result.returncode == 0, result.stderr.decode()
-    header, row = result.stdout.decode().splitlines()[1:3]
-    assert "bytebpe batch" in header and "tiktoken batch" in header
-    assert row.startswith(str(small_jsonl)) and row.count("×") == 2
+    lines = result.stdout.decode().splitlines()
+    assert lines[1] == "input: 1 file(s) given"
+    header, loop_row, batch_row = lines[2:5]
+    assert header.split()[:5] == ["text", "how", "MB", "bytebpe", "tiktoken"]
+    assert loop_row.startswith(f"{small_jsonl.name}  40 texts, 1 thread") and "×" in loop_row
+    assert batch_row.startswith(f"{small_jsonl.name}  40 docs, ") and "×" in batch_row
 
 
 # ==== train =======================================================================================

@@ -6,6 +6,7 @@ No test touches the network: `urllib.request.urlopen` is replaced by a fake for 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import shutil
 import threading
@@ -19,6 +20,8 @@ import pytest
 from bytebpe import bundled, registry
 from bytebpe.registry import (
     CL100K_FILE,
+    GPT2_ENCODER_JSON,
+    GPT2_VOCAB_BPE,
     R50K_FILE,
     UnknownEncodingError,
     UnknownModelError,
@@ -34,7 +37,7 @@ from bytebpe.registry import (
     resolve_vocabulary_file,
     tiktoken_cache_dir,
 )
-from bytebpe.vocab_io import load_tiktoken_bpe
+from bytebpe.vocab_io import data_gym_to_mergeable_bpe_ranks, load_tiktoken_bpe
 
 ALL_ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"]
 
@@ -471,3 +474,67 @@ def test_get_encoding_builds_a_real_encoding_that_agrees_with_tiktoken(
     assert encoding.n_vocab == reference.n_vocab
     text = "Hello world! It's 2024 — naïve café, 数字 12345.\n\n  indented"
     assert encoding.encode(text) == reference.encode(text)
+
+
+# ==== tiktoken's loaders: load_tiktoken_bpe(path_or_url, expected_hash=None) ==========================
+
+
+def test_an_official_address_loads_from_the_bundle_without_a_request(network):
+    ranks = load_tiktoken_bpe(CL100K_FILE.url, CL100K_FILE.sha256)       # tiktoken's positional order
+    assert ranks == ranks_for("cl100k_base")
+    gpt2 = data_gym_to_mergeable_bpe_ranks(GPT2_VOCAB_BPE.url, GPT2_ENCODER_JSON.url,
+                                           vocab_bpe_hash=GPT2_VOCAB_BPE.sha256,
+                                           encoder_json_hash=GPT2_ENCODER_JSON.sha256)
+    assert gpt2 == ranks_for("r50k_base")
+    assert network.requests == []
+
+
+def test_a_wrong_expected_hash_is_refused_for_addresses_paths_and_bytes(network, tmp_path):
+    wrong = "0" * 64
+    path = tmp_path / "small.tiktoken"
+    path.write_bytes(b"YQ== 0\nYg== 1\n")
+    for source in (CL100K_FILE.url, path, str(path), path.read_bytes()):
+        with pytest.raises(VocabularyHashError, match=f"expected {wrong}"):
+            load_tiktoken_bpe(source, expected_hash=wrong)
+    assert load_tiktoken_bpe(path, hashlib.sha256(path.read_bytes()).hexdigest().upper()) == {b"a": 0, b"b": 1}
+
+
+def test_another_address_is_downloaded_once_and_cached_under_tiktokens_name_for_it(network):
+    url = "https://example.invalid/vocabs/mine.tiktoken"
+    body = b"YQ== 0\nYg== 1\nYWI= 2\n"
+    network.bodies[url] = body
+    assert load_tiktoken_bpe(url) == {b"a": 0, b"b": 1, b"ab": 2}
+    assert load_tiktoken_bpe(url, hashlib.sha256(body).hexdigest()) == {b"a": 0, b"b": 1, b"ab": 2}
+    assert [request for request, _timeout in network.requests] == [url]
+    assert (cache_dir() / hashlib.sha1(url.encode()).hexdigest()).read_bytes() == body
+
+
+def test_a_download_with_the_wrong_hash_is_not_kept(network):
+    url = "https://example.invalid/vocabs/tampered.tiktoken"
+    network.bodies[url] = b"YQ== 0\n"
+    with pytest.raises(VocabularyHashError):
+        load_tiktoken_bpe(url, "1" * 64)
+    assert not (cache_dir() / hashlib.sha1(url.encode()).hexdigest()).exists()
+
+
+def test_an_unreachable_address_names_it_and_what_to_do(network, monkeypatch):
+    url = "https://example.invalid/vocabs/absent.tiktoken"
+    with pytest.raises(VocabularyNotFoundError, match="could not download it") as raised:
+        load_tiktoken_bpe(url)
+    assert url in str(raised.value)
+    monkeypatch.setenv("BYTEBPE_OFFLINE", "1")
+    with pytest.raises(VocabularyNotFoundError, match="BYTEBPE_OFFLINE"):
+        load_tiktoken_bpe(url)
+
+
+def test_the_loaders_take_tiktokens_arguments():
+    tiktoken_load = pytest.importorskip("tiktoken.load")
+    for ours, theirs in [(load_tiktoken_bpe, tiktoken_load.load_tiktoken_bpe),
+                         (data_gym_to_mergeable_bpe_ranks, tiktoken_load.data_gym_to_mergeable_bpe_ranks)]:
+        their_parameters = list(inspect.signature(theirs).parameters.values())
+        our_parameters = list(inspect.signature(ours).parameters.values())[:len(their_parameters)]
+        # Same count, order and defaults; the names of the first (the file) differ, and nobody passes it
+        # by keyword (tiktoken's are tiktoken_bpe_file, vocab_bpe_file, encoder_json_file).
+        assert [p.default for p in our_parameters] == [p.default for p in their_parameters]
+        assert [p.name for p in our_parameters if "hash" in p.name] == [
+            p.name for p in their_parameters if "hash" in p.name]

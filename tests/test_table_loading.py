@@ -92,6 +92,7 @@ def test_named_encodings_load_without_a_ranks_dict_until_asked(data_dir):
 
 
 def test_gpt2_is_converted_once_into_the_cache_and_a_damaged_copy_is_rebuilt(data_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("BYTEBPE_DATA_DIR", str(data_dir))     # GPT-2's own files, not the bundled vocabulary
     monkeypatch.setenv("BYTEBPE_CACHE_DIR", str(tmp_path))
     registry._clear_caches()
     expected = bytebpe.get_encoding("gpt2").encode("hello world, again")

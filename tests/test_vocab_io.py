@@ -232,6 +232,24 @@ def gpt2_files(data_dir, tmp_path):
     return Path(vocab_bpe), Path(encoder_json)
 
 
+def test_clobber_one_byte_tokens_takes_the_byte_ranks_from_encoder_json_as_tiktoken_does(gpt2_files):
+    """A vocabulary numbering two single bytes the other way round than GPT-2: refused as inconsistent by
+    default, taken with clobber_one_byte_tokens=True — by tiktoken and bytebpe alike, to the same ranks."""
+    tiktoken_load = pytest.importorskip("tiktoken.load")
+    vocab_bpe, encoder_json = gpt2_files
+    encoder = json.loads(encoder_json.read_text())
+    encoder["!"], encoder["#"] = encoder["#"], encoder["!"]
+    encoder_json.write_text(json.dumps(encoder))
+    with pytest.raises(ValueError, match="'!' has id 2, but the merges rank it 0"):
+        data_gym_to_mergeable_bpe_ranks(vocab_bpe, encoder_json)
+    with pytest.raises(AssertionError):
+        tiktoken_load.data_gym_to_mergeable_bpe_ranks(str(vocab_bpe), str(encoder_json))
+    ours = data_gym_to_mergeable_bpe_ranks(vocab_bpe, encoder_json, clobber_one_byte_tokens=True)
+    assert ours == tiktoken_load.data_gym_to_mergeable_bpe_ranks(str(vocab_bpe), str(encoder_json),
+                                                                 clobber_one_byte_tokens=True)
+    assert (ours[b"!"], ours[b"#"]) == (2, 0)
+
+
 def test_encoder_json_with_a_different_id_is_rejected_naming_the_token(gpt2_files):
     vocab_bpe, encoder_json = gpt2_files
     encoder = json.loads(encoder_json.read_text())

@@ -141,7 +141,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
-    names = registry.list_encoding_names() if args.all else args.names
+    names = list(registry.ENCODING_SPECS) if args.all else args.names
     if not names:
         raise CommandError("name at least one encoding, or --all")
     for name in names:
@@ -186,37 +186,58 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from . import compare
+    from . import bench
 
     enc = _encoding_of(args)
-    try:
-        reference = compare.tiktoken_reference(enc.name)
-        why_not = ""
-    except (ImportError, ValueError, KeyError, OSError) as error:
-        # tiktoken absent, an encoding it does not know, or its files unreachable: bytebpe's columns only.
-        reference, why_not = None, f" (no tiktoken columns: {error})"
+    peers, notes = bench.find_peers(enc.name)
     workers = args.workers or batching.pool_size()
+    if args.inputs:
+        files = find_input_files(args.inputs)
+        source = f"{len(files)} file(s) given"
+    else:
+        files = find_input_files(bench.sample_files())
+        source = f"the sample corpus shipped with bytebpe ({bench.SAMPLE_DIR}); give files to bench your own"
+    texts_of = {file.path: [text for text, _line in file.documents(field=args.field, lines=args.lines)]
+                for file in files}
+    if any(peer.fresh for peer in peers):
+        # What a caching peer encodes before each timed run: every other input, and the sample corpus.
+        for path in bench.sample_files():
+            texts_of.setdefault(path, [path.read_text(encoding="utf-8")])
     rows = []
-    for file in find_input_files(args.inputs):
-        texts = [text for text, _line in file.documents(field=args.field, lines=args.lines)]
-        row = compare.bench_file(str(file.path), texts, enc, reference, workers=workers, repeat=args.repeat)
-        if row.identical is False:
-            raise CommandError(f"{file.path}: bytebpe and tiktoken ids differ; run `bytebpe verify` to see where")
-        rows.append(row)
-
-    def ratio(a: float, b: float | None) -> str:
-        return f"{a / b:.2f}×" if b else "—"
+    for file in files:
+        priming = [text for path, texts in texts_of.items() if path != file.path for text in texts]
+        try:
+            rows += bench.bench_texts(file.path.name, texts_of[file.path], enc, peers, workers=workers,
+                                      repeat=args.repeat, notes=notes, priming=priming)
+        except AssertionError as error:     # the oracle disagrees: bytebpe's ids are wrong here
+            raise CommandError(str(error)) from None
 
     def rate(value: float | None) -> str:
         return f"{value:.1f}" if value is not None else "—"
 
-    print(f"{enc.name}, {workers} worker(s), best of {args.repeat}; MB/s of UTF-8 text"
-          + why_not)
-    print(_table(
-        ["file", "docs", "MB", "bytebpe batch", "tiktoken batch", "ratio", "bytebpe loop", "tiktoken loop", "ratio"],
-        [[r.name, f"{r.documents:,}", f"{r.megabytes:.2f}", rate(r.bytebpe_batch), rate(r.tiktoken_batch),
-          ratio(r.bytebpe_batch, r.tiktoken_batch), rate(r.bytebpe_loop), rate(r.tiktoken_loop),
-          ratio(r.bytebpe_loop, r.tiktoken_loop)] for r in rows]))
+    def ratio(ours: float, theirs: float | None) -> str:
+        return f"{ours / theirs:.2f}×" if theirs else "—"
+
+    labels = [peer.label for peer in peers]
+    print(f"bytebpe {__version__} vs {', '.join(labels) or 'no peer (none installed)'}: {enc.name}, "
+          f"best of {args.repeat}, MB/s of UTF-8 text; × = bytebpe's speed ÷ the peer's (ids checked equal first)")
+    print(f"input: {source}")
+    header = ["text", "how", "MB", "bytebpe"]
+    for label in labels:
+        header += [label.split()[0], "×"]
+    table = []
+    for row in rows:
+        cells = [row.text, row.how, f"{row.megabytes:.2f}", rate(row.bytebpe)]
+        for label in labels:
+            cells += [rate(row.peers[label]), ratio(row.bytebpe, row.peers[label])]
+        table.append(cells)
+    print(_table(header, table))
+    for peer in peers:
+        if peer.fresh is not None:
+            print(f"note: {peer.label} keeps a piece cache across calls: each timed run uses a fresh instance "
+                  f"that first encoded the other texts, so the timed text is new to it, as in a dataset job")
+    for note in notes:
+        print(f"note: {note}")
     return 0
 
 
@@ -290,9 +311,10 @@ def _say(text: str, args: argparse.Namespace) -> None:
         print(text, file=sys.stderr)
 
 
-def _input_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("inputs", nargs="+", metavar="INPUT",
-                        help=".txt, .jsonl or .parquet files (optionally .gz), or folders of them")
+def _input_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument("inputs", nargs="+" if required else "*", metavar="INPUT",
+                        help=".txt, .jsonl or .parquet files (optionally .gz), or folders of them"
+                        + ("" if required else " (default: the sample corpus shipped with bytebpe)"))
     parser.add_argument("--field", default="text", help="JSONL field / Parquet column of the text (default: text)")
     parser.add_argument("--lines", action="store_true", help=".txt files: each line is a document")
     parser.add_argument("--skip-bad", action="store_true",
@@ -375,8 +397,9 @@ def _parser() -> argparse.ArgumentParser:
     _workers_argument(verify)
     verify.set_defaults(run=_verify)
 
-    bench = commands.add_parser("bench", help="bytebpe vs tiktoken throughput on your files")
-    _input_arguments(bench)
+    bench = commands.add_parser(
+        "bench", help="bytebpe vs tiktoken (and other installed peers) on your files, or on a shipped sample")
+    _input_arguments(bench, required=False)
     _encoding_arguments(bench)
     _workers_argument(bench)
     bench.add_argument("--repeat", type=_positive_int, default=3, help="timed runs; the best counts")

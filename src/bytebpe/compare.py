@@ -1,4 +1,4 @@
-"""bytebpe next to tiktoken on a user's own files: exactness (`verify`) and a compact speed table (`bench`).
+"""bytebpe next to tiktoken on a user's own files: exactness (`verify`); the speed table is bench.py's.
 
 tiktoken is never a dependency: these functions import it when called and say how to install it if absent.
 The reference is built from the vocabularies bytebpe bundles (`tiktoken_reference`), so both work offline.
@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,9 +18,7 @@ from .readers import BadDocumentError, InputFile
 from .tiktoken_cache import export_tiktoken_cache
 
 __all__ = [
-    "BenchRow",
     "Mismatch",
-    "bench_file",
     "first_difference",
     "import_tiktoken",
     "tiktoken_reference",
@@ -128,44 +125,3 @@ def verify_files(
             result.documents += 1
             result.tokens += len(a)
     return result
-
-
-@dataclass
-class BenchRow:
-    """Throughputs on one file's documents, MB = 10**6 UTF-8 bytes; tiktoken figures None when not installed."""
-
-    name: str
-    documents: int
-    megabytes: float
-    tokens: int
-    bytebpe_batch: float
-    bytebpe_loop: float
-    tiktoken_batch: float | None = None
-    tiktoken_loop: float | None = None
-    identical: bool | None = None
-
-
-def bench_file(name: str, texts: list[str], enc: Encoding, reference: Any | None, *,
-               workers: int, repeat: int) -> BenchRow:
-    """Best-of-`repeat` throughput of batch and loop encoding, bytebpe and (if given) tiktoken, taking turns."""
-    megabytes = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts) / 1e6
-    ours = enc.encode_ordinary_batch(texts, num_threads=workers)
-    row = BenchRow(name, len(texts), megabytes, sum(map(len, ours)), 0.0, 0.0)
-    if reference is not None:
-        row.identical = reference.encode_ordinary_batch(texts, num_threads=workers) == ours
-    jobs: dict[str, Callable[[], object]] = {
-        "bytebpe_batch": lambda: enc.encode_ordinary_batch(texts, num_threads=workers),
-        "bytebpe_loop": lambda: [enc.encode_ordinary(text) for text in texts],
-    }
-    if reference is not None:
-        jobs["tiktoken_batch"] = lambda: reference.encode_ordinary_batch(texts, num_threads=workers)
-        jobs["tiktoken_loop"] = lambda: [reference.encode_ordinary(text) for text in texts]
-    best = {key: float("inf") for key in jobs}
-    for _ in range(repeat):
-        for key, job in jobs.items():   # taking turns, so that load from other processes hits all alike
-            start = time.perf_counter()
-            job()
-            best[key] = min(best[key], time.perf_counter() - start)
-    for key, seconds in best.items():
-        setattr(row, key, megabytes / seconds if seconds > 0 else float("inf"))
-    return row

@@ -50,6 +50,7 @@ __all__ = [
     "encoding_spec_kwargs",
     "ranks_for",
     "resolve_vocabulary_file",
+    "read_address",
     "bundled_source",
     "data_dirs",
     "cache_dir",
@@ -91,15 +92,25 @@ class VocabularyNotFoundError(FileNotFoundError):
 
 @dataclass(frozen=True)
 class VocabularyFile:
-    """One published vocabulary file: its official address and the sha256 it must have."""
+    """One published vocabulary file: its official address and the sha256 it must have (None: any file
+    at that address, as tiktoken's load_tiktoken_bpe does without expected_hash)."""
 
     url: str
-    sha256: str
+    sha256: str | None
 
     @property
     def filename(self) -> str:
         """The name the file is looked up by locally: the last part of its address."""
         return self.url.rsplit("/", 1)[-1]
+
+
+class _AddressFile(VocabularyFile):
+    """A file known only by an address a user gave (load_tiktoken_bpe): kept under tiktoken's name for it, the
+    sha1 of the address, since another address may end in the same name."""
+
+    @property
+    def filename(self) -> str:
+        return tiktoken_cache_entry(self)
 
 
 @dataclass(frozen=True)
@@ -204,17 +215,32 @@ ENCODING_SPECS: Mapping[str, EncodingSpec] = MappingProxyType(
 
 
 def list_encoding_names() -> list[str]:
-    """The names get_encoding accepts."""
-    return list(ENCODING_SPECS)
+    """The names get_encoding accepts: the seven built in, then those installed packages declare (plugins.py)."""
+    from . import plugins
+
+    return list(ENCODING_SPECS) + [name for name in plugins.plugin_names() if name not in ENCODING_SPECS]
+
+
+def _unknown(name: object) -> UnknownEncodingError:
+    from . import plugins
+
+    declared = plugins.plugin_names()
+    unreadable = plugins.unreadable_plugins()
+    return UnknownEncodingError(
+        f"Unknown encoding {name!r}. Known encodings: {', '.join(ENCODING_SPECS)}"
+        + (f"; declared by installed packages: {', '.join(declared)}" if declared else "")
+        + f". Your own encodings can be registered by name through the {plugins.ENTRY_POINT_GROUP!r} entry "
+          f"point group (see bytebpe.plugins)"
+        + "".join(f". Unreadable: {problem}" for problem in unreadable)
+    )
 
 
 def encoding_spec(name: str) -> EncodingSpec:
-    """The spec of a named encoding; UnknownEncodingError (a KeyError and ValueError) if none."""
+    """The spec of one of the seven built-in encodings; UnknownEncodingError (a KeyError and ValueError) if
+    `name` is not one (an encoding declared by another package has no spec: see get_encoding)."""
     spec = ENCODING_SPECS.get(name) if isinstance(name, str) else None
     if spec is None:
-        raise UnknownEncodingError(
-            f"Unknown encoding {name!r}. Known encodings: {', '.join(ENCODING_SPECS)}"
-        )
+        raise _unknown(name)
     return spec
 
 
@@ -261,6 +287,8 @@ _sha256_by_file_state: dict[tuple[str, int, int], str] = {}
 
 
 def _check_pinned_hash(path: Path, file: VocabularyFile) -> Path:
+    if file.sha256 is None:
+        return path
     state = os.stat(path)
     key = (os.path.realpath(path), state.st_size, state.st_mtime_ns)
     actual = _sha256_by_file_state.get(key)
@@ -319,7 +347,7 @@ def resolve_vocabulary_file(file: VocabularyFile) -> Path:
     import hashlib
 
     actual = hashlib.sha256(contents).hexdigest()
-    if actual != file.sha256:
+    if file.sha256 is not None and actual != file.sha256:
         # Checked before writing, so the cache never holds a file that fails the check.
         raise VocabularyHashError(
             f"sha256 mismatch for the download from {file.url}: expected {file.sha256}, got "
@@ -346,8 +374,30 @@ def _not_found_message(file: VocabularyFile, why: str) -> str:
         f"Download it from {file.url}\n"
         f"and put it, named {file.filename!r}, either in a folder listed in BYTEBPE_DATA_DIR "
         f"({data_dir_note}) or in the cache folder {cache_dir()}.\n"
-        f"Its sha256 must be {file.sha256}."
+        + (f"Its sha256 must be {file.sha256}." if file.sha256 else "")
     )
+
+
+def read_address(url: str, expected_hash: str | None = None) -> bytes:
+    """The file at `url`, as tiktoken's read_file_cached gives it, but offline wherever possible: an official
+    file that bytebpe bundles is rebuilt from the bundle (byte for byte, pinned); any other is found or
+    downloaded like a vocabulary file (resolve_vocabulary_file), checked against `expected_hash` if given."""
+    import hashlib      # see _download
+
+    official = {file.url: (spec, file) for spec in ENCODING_SPECS.values() for file in spec.files}
+    spec, file = official.get(url, (None, None))
+    if spec is not None and spec.bundled is not None and bundled.is_bundled(spec.bundled):
+        from .tiktoken_cache import original_files      # imported here: it imports this module
+
+        contents = original_files(spec.name)[file]
+    else:
+        pin = expected_hash.lower() if expected_hash else file.sha256 if file else None
+        contents = resolve_vocabulary_file(VocabularyFile(url, pin) if file else _AddressFile(url, pin)).read_bytes()
+    if expected_hash is not None:
+        actual = hashlib.sha256(contents).hexdigest()
+        if actual != expected_hash.lower():
+            raise VocabularyHashError(hash_mismatch_message(url, expected_hash, actual))
+    return contents
 
 
 # --------------------------------------------------------------------------- loading and caching
@@ -467,11 +517,15 @@ def _encoding_class() -> type[Encoding]:
 
 
 def get_encoding(name: str) -> Encoding:
-    """The named encoding, built on first use and then shared by every caller in the process."""
+    """The named encoding, built on first use and then shared by every caller in the process: one of the
+    seven built in, or one an installed package declares (plugins.py)."""
     encoding = _encodings.get(name) if isinstance(name, str) else None
     if encoding is not None:
         return encoding
-    encoding_spec(name)  # an unknown name fails here, before taking the lock
+    if not isinstance(name, str):
+        raise _unknown(name)
+    if name not in ENCODING_SPECS:
+        return _plugin_encoding(name)
     with _build_lock:
         encoding = _encodings.get(name)
         if encoding is None:
@@ -483,6 +537,19 @@ def get_encoding(name: str) -> Encoding:
                 special_tokens=dict(spec.special_tokens),
                 explicit_n_vocab=spec.explicit_n_vocab,
             )
+            _encodings[name] = encoding
+        return encoding
+
+
+def _plugin_encoding(name: str) -> Encoding:
+    from . import plugins
+
+    with _build_lock:
+        encoding = _encodings.get(name)
+        if encoding is None:
+            encoding = plugins.build(name)
+            if encoding is None:
+                raise _unknown(name)
             _encodings[name] = encoding
         return encoding
 

@@ -50,7 +50,7 @@ def export_tiktoken_cache(folder: str | os.PathLike[str], names: Iterable[str] |
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written: dict[registry.VocabularyFile, Path] = {}
-    for name in registry.list_encoding_names() if names is None else names:
+    for name in registry.ENCODING_SPECS if names is None else names:
         spec = registry.encoding_spec(name)
         if all(file in written for file in spec.files):     # p50k_edit, o200k_harmony: their base's files
             continue

@@ -5,7 +5,7 @@ A vocabulary is ``mergeable_ranks: dict[bytes, int]`` (token bytes -> rank). The
 token id and the merge priority, so the ranks must be exactly 0..n-1; a file that breaks that rule
 is corrupt, and every reader here says where (file and 1-based line) instead of guessing.
 
-No network code lives here: finding and downloading files is the registry's job.
+No network code lives here: finding and downloading files (an address given to a reader) is the registry's job.
 """
 from __future__ import annotations
 
@@ -39,13 +39,27 @@ class VocabularyHashError(ValueError):
     """A vocabulary file's sha256 is not the pinned one: the file is corrupt, truncated or foreign."""
 
 
-def _read_source(source: Source) -> tuple[bytes, str]:
-    """Returns (contents, label); the label names the file in error messages."""
+def _read_source(source: Source, expected_hash: str | None = None) -> tuple[bytes, str]:
+    """Returns (contents, label); the label names the file in error messages. A str with "://" is an address
+    (http, https), read as tiktoken reads it but offline wherever possible (registry.read_address). With
+    `expected_hash`, contents whose sha256 differs raise VocabularyHashError, as in tiktoken."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source), "<bytes>"
-    path = os.fspath(source)
-    with open(path, "rb") as file:
-        return file.read(), str(path)
+        contents, label = bytes(source), "<bytes>"
+    elif isinstance(source, str) and "://" in source:
+        from .registry import read_address     # the registry owns finding and downloading files
+
+        return read_address(source, expected_hash), source
+    else:
+        label = os.fspath(source)
+        with open(label, "rb") as file:
+            contents = file.read()
+    if expected_hash is not None:
+        import hashlib
+
+        actual = hashlib.sha256(contents).hexdigest()
+        if actual != expected_hash.lower():
+            raise VocabularyHashError(hash_mismatch_message(label, expected_hash, actual))
+    return contents, str(label)
 
 
 def _lines_without_trailing_blanks(contents: bytes) -> list[bytes]:
@@ -60,10 +74,14 @@ def _lines_without_trailing_blanks(contents: bytes) -> list[bytes]:
 # --------------------------------------------------------------------------- .tiktoken format
 
 
-def load_tiktoken_bpe(source: Source, *, require_dense: bool = False) -> dict[bytes, int]:
+def load_tiktoken_bpe(source: Source, expected_hash: str | None = None, *,
+                      require_dense: bool = False) -> dict[bytes, int]:
     """Parses a `.tiktoken` file: one line per token, ``base64(token bytes) SPACE rank``.
 
-    `source` is a path, or the file's contents as bytes. Ranks must strictly increase down the
+    tiktoken's `tiktoken.load.load_tiktoken_bpe(path_or_url, expected_hash=None)`, with the same arguments:
+    `source` is a path, an http(s) address (an official file bytebpe bundles is never downloaded; any other
+    is cached like tiktoken's), or the file's contents as bytes; with `expected_hash`, a file whose sha256
+    differs raises VocabularyHashError (a ValueError). Ranks must strictly increase down the
     file, which is how every real file is written: a duplicate or out-of-order rank raises
     ValueError naming the file and line, as do bad base64, a duplicate token and a line that is
     not two fields. A gap in the ranks is allowed, because the official p50k_base file has one
@@ -76,7 +94,7 @@ def load_tiktoken_bpe(source: Source, *, require_dense: bool = False) -> dict[by
     >>> load_tiktoken_bpe(b"YQ== 0\\nYg== 1\\n")
     {b'a': 0, b'b': 1}
     """
-    contents, label = _read_source(source)
+    contents, label = _read_source(source, expected_hash)
     lines = _lines_without_trailing_blanks(contents)
     if not lines:
         raise ValueError(f"{label}: empty vocabulary file (expected lines of 'base64 rank')")
@@ -222,17 +240,22 @@ def _data_gym_byte_order() -> tuple[list[int], dict[str, int]]:
     return printable + remapped, byte_of_char
 
 
-def data_gym_to_mergeable_bpe_ranks(vocab_bpe: Source, encoder_json: Source) -> dict[bytes, int]:
+def data_gym_to_mergeable_bpe_ranks(vocab_bpe: Source, encoder_json: Source, vocab_bpe_hash: str | None = None,
+                                    encoder_json_hash: str | None = None,
+                                    clobber_one_byte_tokens: bool = False) -> dict[bytes, int]:
     """Converts GPT-2's original files to ``mergeable_ranks``, cross-checking one with the other.
 
     `vocab_bpe` lists merges (a ``#version`` line, then ``first second`` per line); the 256 single
     bytes come first and merge i gets rank 256 + i. `encoder_json` maps token text to id and must
     describe exactly the same vocabulary (its ``<|endoftext|>``/``<|startoftext|>`` entries are
     special tokens and are left out); any difference raises ValueError naming the token.
-    Each argument is a path, or the file's contents as bytes.
+    Each file is a path, an http(s) address or the contents as bytes, checked against its hash if one is
+    given: tiktoken's `tiktoken.load.data_gym_to_mergeable_bpe_ranks` with the same arguments. As there,
+    `clobber_one_byte_tokens=True` takes the single-byte tokens' ranks from `encoder_json` instead (for
+    vocabularies that number the 256 bytes in another order than GPT-2's).
     """
-    bpe_contents, bpe_label = _read_source(vocab_bpe)
-    json_contents, json_label = _read_source(encoder_json)
+    bpe_contents, bpe_label = _read_source(vocab_bpe, vocab_bpe_hash)
+    json_contents, json_label = _read_source(encoder_json, encoder_json_hash)
     byte_order, byte_of_char = _data_gym_byte_order()
 
     def decode(text: str, label: str, where: str) -> bytes:
@@ -275,6 +298,11 @@ def data_gym_to_mergeable_bpe_ranks(vocab_bpe: Source, encoder_json: Source) -> 
         raise ValueError(f"{json_label}: expected a JSON object mapping token text to id")
     encoder.pop("<|endoftext|>", None)
     encoder.pop("<|startoftext|>", None)
+    if clobber_one_byte_tokens:
+        for text, token_id in encoder.items():
+            token = decode(text, json_label, "")
+            if len(token) == 1:
+                mergeable_ranks[token] = token_id
     _check_encoder_matches(encoder, mergeable_ranks, json_label, decode)
     return mergeable_ranks
 
