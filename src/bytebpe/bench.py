@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import registry
 from .encoding import Encoding
 
 __all__ = ["SAMPLE_DIR", "BenchRow", "Peer", "bench_texts", "cut_documents", "find_peers", "sample_files"]
