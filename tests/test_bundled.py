@@ -5,6 +5,7 @@ and give way to a user's own copy in BYTEBPE_DATA_DIR.
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import shutil
 import subprocess
@@ -288,3 +289,14 @@ def test_tests_cannot_reach_the_network_but_can_use_loopback():
         server.listen()
         with socket.create_connection(server.getsockname(), timeout=5):
             pass
+
+
+def test_loading_a_bundled_encoding_does_not_load_openssl():
+    """hashlib's OpenSSL adds 3.5 MiB to every process that loads an encoding; the bundled vocabularies are
+    checked with CPython's own BLAKE2b instead (bundled.py), so a loaded o200k_base costs +19 MiB, not +23."""
+    probe = ("import sys, bytebpe; bytebpe.get_encoding('o200k_base').encode('hello'); "
+             "print(sorted(name for name in ('_hashlib', 'hashlib', '_ssl') if name in sys.modules))")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("BYTEBPE_DATA_DIR")}
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
