@@ -42,10 +42,13 @@ def ranks_from_merges(merges: list[tuple[int, int]]) -> dict[bytes, int]:
     return {token: rank for rank, token in enumerate(tokens)}
 
 
-def compiled_merges(piece_counts: dict[bytes, int], n_merges: int, **options) -> list[tuple[int, int]]:
+def compiled_merges(piece_counts: dict[bytes, int], n_merges: int, long_word: int = 64,
+                    **options) -> list[tuple[int, int]]:
+    """The compiled trainer's merges; words of `long_word` symbols or more go through its occurrence index."""
     counts = _train.PieceCounts()
     counts.add_counts(piece_counts)
-    trainer = _train.BPETrainer(counts, options.get("min_frequency", 1), options.get("max_token_length") or 0)
+    trainer = _train.BPETrainer(counts, options.get("min_frequency", 1), options.get("max_token_length") or 0,
+                                long_word)
     trainer.merge(n_merges)
     return trainer.merges
 
@@ -134,6 +137,39 @@ def test_compiled_equals_reference_on_real_text(corpus_dir: Path, corpus, chars,
 def test_compiled_equals_reference_on_random_pieces(pieces, n_merges, min_frequency, max_token_length):
     options = {"min_frequency": min_frequency, "max_token_length": max_token_length}
     assert compiled_merges(pieces, n_merges, **options) == bpe_train(pieces, n_merges, **options)
+
+
+# Long words (unspaced scripts, digit runs) are merged through an index of their pairs' positions instead of
+# a rescan per merge; the two paths must give the same merges, so every case runs with every word long
+# (long_word=2), with none long, and with a threshold in between, against the reference.
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.dictionaries(
+        st.binary(min_size=1, max_size=80).map(lambda raw: bytes(b % 3 + 97 for b in raw)),  # runs of a-c
+        st.integers(1, 9),
+        max_size=12,
+    ),
+    n_merges=st.integers(0, 80),
+    long_word=st.sampled_from([2, 3, 5, 16, 2**31]),
+    min_frequency=st.integers(1, 3),
+    max_token_length=st.one_of(st.none(), st.integers(2, 9)),
+)
+def test_long_words_merge_through_their_occurrences_exactly_as_by_rescanning(
+        pieces, n_merges, long_word, min_frequency, max_token_length):
+    options = {"min_frequency": min_frequency, "max_token_length": max_token_length}
+    assert compiled_merges(pieces, n_merges, long_word, **options) == bpe_train(pieces, n_merges, **options)
+
+
+@pytest.mark.parametrize("piece", [b"a" * 1000, b"ab" * 700, b"aab" * 400, b"0123456789" * 200,
+                                   "吾輩は猫である。名前はまだ無い。".encode() * 40])
+def test_one_long_repetitive_word_gives_the_references_merges(piece):
+    assert compiled_merges({piece: 3, piece[:50]: 2}, 40, 2) == bpe_train({piece: 3, piece[:50]: 2}, 40)
+    assert compiled_merges({piece: 3, piece[:50]: 2}, 40) == bpe_train({piece: 3, piece[:50]: 2}, 40)
+
+
+def test_long_word_must_be_at_least_two_symbols():
+    with pytest.raises(ValueError, match="long_word must be at least 2"):
+        _train.BPETrainer(_train.PieceCounts(), 1, 0, 1)
 
 
 @settings(max_examples=150, deadline=None)
