@@ -88,7 +88,7 @@ def test_encode_in_process_with_quiet_prints_nothing(tmp_path, small_jsonl, caps
     assert cli.main(["encode", str(small_jsonl), "--encoding", "cl100k_base", "-o", str(tmp_path / "o"),
                      "--format", "bin", "--workers", "2", "--quiet"]) == 0
     assert capsys.readouterr() == ("", "")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.bin", "o.offsets.npy"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.bin", "o.meta.json", "o.offsets.npy"]
 
 
 def test_a_malformed_line_exits_1_naming_file_and_line_and_leaves_no_output(tmp_path, small_jsonl):
@@ -182,6 +182,84 @@ def test_decode_gives_back_one_document_or_everything_exactly(tmp_path, small_js
     assert everything.stdout.decode() == "".join(text + "<|endoftext|>" for text in texts)
     out_of_range = run("decode", str(tmp_path / "o.bin"), "--encoding", "gpt2", "--doc", "40")
     assert out_of_range.returncode == 1 and b"has 40 documents" in out_of_range.stderr
+
+
+def test_decode_uses_the_encoding_the_sidecar_records_and_refuses_another_unless_forced(tmp_path, small_jsonl):
+    # The report: encoded with o200k_base, decoded (by default) with cl100k_base: garbage, exit 0.
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "o200k_base", "-o", str(tmp_path / "o"), "-q"]) == 0
+    texts = texts_of(small_jsonl)
+    recorded = run("decode", str(tmp_path / "o.tokens.npy"), "--doc", "3")
+    assert recorded.returncode == 0 and recorded.stdout.decode() == texts[3]
+    other = run("decode", str(tmp_path / "o.tokens.npy"), "--doc", "3", "--encoding", "cl100k_base")
+    assert other.returncode == 1 and other.stdout == b""
+    assert "was made with 'o200k_base', not 'cl100k_base' (--force to decode anyway)" in other.stderr.decode()
+    assert "Traceback" not in other.stderr.decode()
+    # o200k_harmony shares o200k_base's ranks: a name that differs is refused too, and --force lets it through.
+    harmony = ["decode", str(tmp_path / "o.tokens.npy"), "--doc", "3", "--encoding", "o200k_harmony"]
+    assert run(*harmony).returncode == 1
+    forced = run(*harmony, "--force")
+    assert forced.returncode == 0 and forced.stdout.decode() == texts[3]
+
+
+def test_decode_with_a_tokenizer_of_the_same_name_but_other_ranks_is_refused(tmp_path, small_jsonl):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "o"), "-q"]) == 0
+    impostor = bytebpe.train(texts_of(small_jsonl), 300, name="gpt2", pattern="gpt2")
+    impostor.save(tmp_path / "gpt2.json")
+    result = run("decode", str(tmp_path / "o.tokens.npy"), "--tokenizer", str(tmp_path / "gpt2.json"))
+    assert result.returncode == 1
+    assert f"made with a vocabulary 'gpt2' of sha256 {bytebpe.token_outputs.vocabulary_sha256(bytebpe.get_encoding('gpt2'))}" \
+        in result.stderr.decode()
+
+
+def test_decode_of_a_trained_tokenizers_output_asks_for_the_tokenizer_file(tmp_path, small_jsonl):
+    mine = bytebpe.train(texts_of(small_jsonl), 300, name="mine")
+    mine.save(tmp_path / "mine.json")
+    assert cli.main(["encode", str(small_jsonl), "--tokenizer", str(tmp_path / "mine.json"), "-o",
+                     str(tmp_path / "o"), "-q"]) == 0
+    without = run("decode", str(tmp_path / "o.tokens.npy"))
+    assert without.returncode == 1 and "'mine', which is not a named encoding: give the tokenizer file with " \
+        "--tokenizer FILE" in without.stderr.decode()
+    with_file = run("decode", str(tmp_path / "o.tokens.npy"), "--tokenizer", str(tmp_path / "mine.json"))
+    assert with_file.returncode == 0 and with_file.stdout.decode() == "".join(texts_of(small_jsonl))
+
+
+def test_decode_of_an_output_without_sidecar_needs_an_explicit_encoding(tmp_path, small_jsonl):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "o"), "-q"]) == 0
+    (tmp_path / "o.meta.json").unlink()         # as an older bytebpe left it
+    bare = run("decode", str(tmp_path / "o.tokens.npy"), "--doc", "0")
+    assert bare.returncode == 1 and bare.stdout == b""
+    assert "has no " in bare.stderr.decode() and "o.meta.json saying which encoding made it" in bare.stderr.decode()
+    assert "give --encoding NAME or --tokenizer FILE" in bare.stderr.decode()
+    told = run("decode", str(tmp_path / "o.tokens.npy"), "--doc", "0", "--encoding", "gpt2")
+    assert told.returncode == 0 and told.stdout.decode() == texts_of(small_jsonl)[0]
+
+
+def test_decode_of_a_bin_file_takes_the_id_type_from_the_sidecar(tmp_path, small_jsonl):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "o200k_base", "-o", str(tmp_path / "o"), "-q",
+                     "--format", "bin"]) == 0
+    result = run("decode", str(tmp_path / "o.bin"), "--doc", "-1")
+    assert result.returncode == 0 and result.stdout.decode() == texts_of(small_jsonl)[-1]
+    wrong = run("decode", str(tmp_path / "o.bin"), "--dtype", "uint16")
+    assert wrong.returncode == 1 and "--dtype uint16 contradicts" in wrong.stderr.decode()
+
+
+def test_info_prints_the_sidecar_as_text_or_json(tmp_path, small_jsonl, capsys):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "o200k_base", "-o", str(tmp_path / "o"), "-q",
+                     "--eot"]) == 0
+    meta_text = (tmp_path / "o.meta.json").read_text()
+    for name in ("o", "o.tokens.npy", "o.meta.json"):
+        assert cli.main(["info", str(tmp_path / name)]) == 0
+        out = capsys.readouterr().out
+        record = json.loads(meta_text)
+        assert f"encoding           o200k_base ({record['n_vocab']:,} ids)" in out
+        assert f"vocabulary sha256  {record['vocabulary_sha256']}" in out
+        assert f"{record['tokens']:,} uint32 (npy)" in out and "documents          40" in out
+        assert f"yes (id {record['eot_token']})" in out and f"{small_jsonl.resolve()} (" in out
+    assert cli.main(["info", str(tmp_path / "o"), "--json"]) == 0
+    assert capsys.readouterr().out == meta_text
+    (tmp_path / "o.meta.json").unlink()
+    assert cli.main(["info", str(tmp_path / "o")]) == 1
+    assert "no " in capsys.readouterr().err
 
 
 def test_decode_into_a_closed_pipe_stops_quietly(tmp_path, corpus_dir):

@@ -1,5 +1,5 @@
-"""The `bytebpe` command: encode, count, decode, train, download, verify, bench, export-tiktoken-cache — thin
-over the library.
+"""The `bytebpe` command: encode, count, decode, info, train, download, verify, bench, export-tiktoken-cache —
+thin over the library.
 
 Exit status: 0 done, 1 failed (bad input, a mismatch in `verify`, ...), 2 wrong usage (argparse), 130 Ctrl-C.
 Errors the user can fix are one line on stderr, never a traceback.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, batching, datasets, registry
+from . import __version__, batching, datasets, registry, token_outputs
 from .encoding import Encoding
 from .readers import BadDocumentError, find_input_files
 from .token_files import create_temporary_file, token_dtype
@@ -84,13 +84,23 @@ def _count(args: argparse.Namespace) -> int:
 
 
 def _decode(args: argparse.Namespace) -> int:
-    enc = _encoding_of(args)
-    tokens = _load_tokens(Path(args.tokens), args.dtype or token_dtype(enc.max_token_value).name)
+    tokens_path = Path(args.tokens)
+    prefix = token_outputs.prefix_of(tokens_path)
+    meta = token_outputs.read_meta(prefix)
+    enc = _decode_encoding(args, meta, prefix)
+    if meta is not None:
+        if args.dtype and args.dtype != meta.dtype and not args.force:
+            raise CommandError(f"--dtype {args.dtype} contradicts {prefix}.meta.json, which records {meta.dtype} "
+                               f"(--force to decode anyway)")
+        dtype = args.dtype or meta.dtype
+    else:
+        dtype = args.dtype or token_dtype(enc.max_token_value).name
+    tokens = _load_tokens(tokens_path, dtype)
     out = sys.stdout.buffer
     if args.doc is None:
         spans: Iterator[tuple[int, int]] = iter([(0, len(tokens))])
     else:
-        offsets_path = Path(args.offsets) if args.offsets else _offsets_path_for(Path(args.tokens))
+        offsets_path = Path(args.offsets) if args.offsets else _offsets_path_for(tokens_path)
         if not offsets_path.is_file():
             raise CommandError(f"no offsets file {offsets_path} (give it with --offsets)")
         offsets = np.load(offsets_path, mmap_mode="r")
@@ -105,6 +115,41 @@ def _decode(args: argparse.Namespace) -> int:
             ids = tokens[chunk_start:min(end, chunk_start + DECODE_CHUNK_TOKENS)].tolist()
             out.write(enc.decode_bytes(ids))
     out.flush()
+    return 0
+
+
+def _decode_encoding(args: argparse.Namespace, meta: token_outputs.TokenFilesMeta | None, prefix: str) -> Encoding:
+    """The encoding to decode with: the one asked for, checked against the sidecar; else the recorded one."""
+    if meta is None:
+        if not Path(args.tokens).is_file():
+            raise CommandError(f"tokens file not found: {args.tokens}")
+        if args.encoding is None and args.tokenizer is None:
+            raise CommandError(
+                f"{args.tokens} has no {prefix}.meta.json saying which encoding made it (it comes from an older "
+                f"bytebpe or another tool): give --encoding NAME or --tokenizer FILE")
+        return _encoding_of(args)
+    if args.encoding is None and args.tokenizer is None:
+        if meta.encoding not in registry.list_encoding_names():
+            raise CommandError(f"{args.tokens} was made with {meta.encoding!r}, which is not a named encoding: "
+                               f"give the tokenizer file with --tokenizer FILE")
+        enc = registry.get_encoding(meta.encoding)
+    else:
+        enc = _encoding_of(args)
+    try:
+        token_outputs.check_encoding(meta, enc, where=str(args.tokens))
+    except token_outputs.EncodingMismatchError as error:
+        if not args.force:
+            raise CommandError(f"{error} (--force to decode anyway)") from None
+    return enc
+
+
+def _info(args: argparse.Namespace) -> int:
+    prefix = token_outputs.prefix_of(args.prefix)
+    meta = token_outputs.read_meta(prefix)
+    if meta is None:
+        raise CommandError(f"no {prefix}.meta.json: give the PREFIX that `bytebpe encode -o PREFIX` wrote (outputs "
+                           f"of an older bytebpe have no metadata)")
+    sys.stdout.write(meta.to_json() if args.json else meta.describe() + "\n")
     return 0
 
 
@@ -299,8 +344,9 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip (and count) bad documents instead of stopping at the first")
 
 
-def _encoding_arguments(parser: argparse.ArgumentParser, default: str | None = "cl100k_base") -> None:
-    parser.add_argument("--encoding", default=default, help=f"encoding name (default: {default})")
+def _encoding_arguments(parser: argparse.ArgumentParser, default: str | None = "cl100k_base", note: str = "") -> None:
+    parser.add_argument("--encoding", default=default,
+                        help="encoding name" + (f" (default: {default})" if default else "") + note)
     parser.add_argument("--tokenizer", metavar="FILE", help="a tokenizer file from `bytebpe train` instead")
 
 
@@ -342,12 +388,19 @@ def _parser() -> argparse.ArgumentParser:
 
     decode = commands.add_parser("decode", help="write the text of a tokens file (or of one document) to stdout")
     decode.add_argument("tokens", metavar="TOKENS", help="PREFIX.tokens.npy or PREFIX.bin")
-    _encoding_arguments(decode)
+    _encoding_arguments(decode, default=None, note="; default: the one PREFIX.meta.json records")
+    decode.add_argument("--force", action="store_true",
+                        help="decode even with another encoding (or dtype) than PREFIX.meta.json records")
     decode.add_argument("--doc", type=int, default=None, metavar="N", help="only document N (from 0; -1 = last)")
     decode.add_argument("--offsets", metavar="FILE", help="default: PREFIX.offsets.npy beside TOKENS")
     decode.add_argument("--dtype", choices=["uint16", "uint32"],
                         help=".bin files: the id type (default: uint16 when the vocabulary fits, else uint32)")
     decode.set_defaults(run=_decode)
+
+    info = commands.add_parser("info", help="what PREFIX.meta.json says about encoded token files")
+    info.add_argument("prefix", metavar="PREFIX", help="the -o PREFIX of `bytebpe encode` (or one of its files)")
+    info.add_argument("--json", action="store_true", help="print the metadata as JSON")
+    info.set_defaults(run=_info)
 
     train = commands.add_parser("train", help="learn a vocabulary from text files and save it")
     _input_arguments(train)
