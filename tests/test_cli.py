@@ -128,30 +128,117 @@ def test_usage_errors_exit_2(small_jsonl):
     assert run("frobnicate").returncode == 2
 
 
-def test_ctrl_c_stops_with_status_130_and_removes_the_temporary_files(tmp_path, corpus_dir):
-    # ~84 MB on one worker: many batches, so the run is still going when the signal comes.
-    big = tmp_path / "big.jsonl"
+@pytest.fixture(scope="module")
+def big_jsonl(corpus_dir, tmp_path_factory) -> Path:
+    """~84 MB: on one worker, many batches, so that a run is still going when a signal comes."""
+    big = tmp_path_factory.mktemp("big") / "big.jsonl"
     big.write_bytes((corpus_dir / "docs_english.jsonl").read_bytes() * 16)
-    out = tmp_path / "out"
-    out.mkdir()
+    return big
+
+
+def start_encode_and_wait_for_partial_output(big: Path, out: Path, **popen_options) -> subprocess.Popen:
+    """`bytebpe encode` in a subprocess, returned once the first batch's ids are written (mid-run)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "bytebpe", "encode", str(big), "--encoding", "cl100k_base", "-o", str(out / "o"),
-         "--workers", "1", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+         "--workers", "1", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen_options)
     try:
         deadline = time.monotonic() + 60
-        # Signal once the first batch's ids are written, i.e. in the middle of the run.
         while sum(p.stat().st_size for p in out.iterdir() if p.name.endswith(".partial")) < 1_000_000:
             assert process.poll() is None, "the run ended before it could be interrupted"
             assert time.monotonic() < deadline, "no temporary output grew"
             time.sleep(0.002)
-        process.send_signal(signal.SIGINT)
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    return process
+
+
+@pytest.mark.parametrize(("signum", "status", "message"), [
+    (signal.SIGINT, 130, "bytebpe: interrupted"),
+    (signal.SIGTERM, 143, "bytebpe: terminated by SIGTERM"),      # a scheduler's stop, `timeout`
+    (signal.SIGHUP, 129, "bytebpe: terminated by SIGHUP"),        # the terminal closed
+])
+def test_ctrl_c_sigterm_and_sighup_stop_with_128_plus_the_signal_and_remove_the_temporary_files(
+        tmp_path, big_jsonl, signum, status, message):
+    out = tmp_path / "out"
+    out.mkdir()
+    process = start_encode_and_wait_for_partial_output(big_jsonl, out)
+    try:
+        process.send_signal(signum)
         _, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 130, stderr.decode()
-    assert "interrupted" in stderr.decode() and "Traceback" not in stderr.decode()
+    assert process.returncode == status, stderr.decode()
+    assert message in stderr.decode() and "Traceback" not in stderr.decode()
     assert list(out.iterdir()) == []
+
+
+def test_under_nohup_sighup_stays_ignored_and_the_run_completes(tmp_path, big_jsonl):
+    out = tmp_path / "out"
+    out.mkdir()
+    process = start_encode_and_wait_for_partial_output(
+        big_jsonl, out, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))     # what nohup does
+    try:
+        process.send_signal(signal.SIGHUP)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr.decode()
+    assert sorted(p.name for p in out.iterdir()) == ["o.meta.json", "o.offsets.npy", "o.tokens.npy"]
+
+
+def test_a_killed_runs_leftovers_carry_its_pid_and_the_next_run_of_that_output_removes_them(
+        tmp_path, big_jsonl, small_jsonl):
+    out = tmp_path / "out"
+    out.mkdir()
+    killed = start_encode_and_wait_for_partial_output(big_jsonl, out)
+    killed.kill()           # SIGKILL: no chance to clean up
+    killed.communicate(timeout=60)
+    leftovers = sorted(p.name for p in out.iterdir())
+    assert len(leftovers) == 3 and all(name.startswith((".o.tokens.npy.", ".o.offsets.npy.", ".o.meta.json."))
+                                       and f".{killed.pid}." in name and name.endswith(".partial")
+                                       for name in leftovers), leftovers
+    # A live run writing the same output keeps its files: only a dead process's are stale.
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    live_partial = out / f".o.tokens.npy.{live.pid}.0123456789ab.partial"
+    live_partial.write_bytes(b"in progress")
+    try:
+        result = run("encode", str(small_jsonl), "--encoding", "cl100k_base", "-o", str(out / "o"))
+    finally:
+        live.kill()
+        live.wait()
+    assert result.returncode == 0, result.stderr.decode()
+    assert "removed 3 temporary files that a stopped earlier run left" in result.stderr.decode()
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["o.tokens.npy", "o.offsets.npy", "o.meta.json", live_partial.name])
+
+
+def test_fsync_flushes_every_file_before_its_rename_and_the_folder_after(tmp_path, small_jsonl, monkeypatch):
+    events: list[str] = []      # what happens to the files of the output (not, say, to a vocabulary cache)
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        target = os.readlink(f"/proc/self/fd/{fd}")
+        if target.startswith(str(tmp_path)):
+            events.append("fsync folder" if os.path.isdir(target) else "fsync file")
+        real_fsync(fd)
+
+    def replace(source, target):
+        if str(target).startswith(str(tmp_path)):
+            events.append("rename")
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "o"), "-q"]) == 0
+    assert events == ["rename"] * 3
+    events.clear()
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "o"), "-q",
+                     "--fsync"]) == 0
+    assert events == ["fsync file", "rename"] * 3 + ["fsync folder"]
 
 
 # ==== count, decode ===============================================================================

@@ -1,8 +1,9 @@
 """The `bytebpe` command: encode, count, decode, info, train, download, verify, bench, export-tiktoken-cache —
 thin over the library.
 
-Exit status: 0 done, 1 failed (bad input, a mismatch in `verify`, ...), 2 wrong usage (argparse), 130 Ctrl-C.
-Errors the user can fix are one line on stderr, never a traceback.
+Exit status: 0 done, 1 failed (bad input, a mismatch in `verify`, ...), 2 wrong usage (argparse), 130 Ctrl-C,
+143 SIGTERM, 129 SIGHUP (both clean up like Ctrl-C). Errors the user can fix are one line on stderr, never a
+traceback.
 """
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ import numpy as np
 
 from . import __version__, batching, datasets, registry, token_outputs
 from .encoding import Encoding
+from .interrupts import Terminated, signals_raise
 from .readers import BadDocumentError, find_input_files
-from .token_files import create_temporary_file, token_dtype
+from .token_files import create_temporary_file, remove_stale_partial_files, token_dtype
 
 __all__ = ["main"]
 
@@ -42,11 +44,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "verify" and not args.encoding:
         args.encoding = ["cl100k_base"]
     try:
-        return int(args.run(args) or 0)
+        with signals_raise():
+            return int(args.run(args) or 0)
     except KeyboardInterrupt:
         # Temporary files are gone already: every writer deletes its own on the way out.
         print("bytebpe: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Terminated as stop:
+        # Likewise for a scheduler's SIGTERM or a closed terminal's SIGHUP.
+        print(f"bytebpe: terminated by {stop}", file=sys.stderr)
+        return stop.exit_status
     except BrokenPipeError:
         # The reader of our stdout left (`bytebpe decode ... | head`): not an error worth a message. Point
         # stdout at /dev/null so that the interpreter's final flush does not fail again.
@@ -65,7 +72,7 @@ def _encode(args: argparse.Namespace) -> int:
     enc = _encoding_of(args)
     summary = datasets.encode_files(
         args.inputs, encoding=enc, output=args.output, field=args.field, lines=args.lines, eot=args.eot,
-        workers=args.workers, format=args.format, skip_bad=args.skip_bad, progress=not args.quiet)
+        workers=args.workers, format=args.format, skip_bad=args.skip_bad, progress=not args.quiet, fsync=args.fsync)
     _say(summary.describe(), args)
     return 0
 
@@ -173,6 +180,7 @@ def _train(args: argparse.Namespace) -> int:
     # Saved under a temporary name in the same folder, then renamed: never a half-written tokenizer file.
     output.parent.mkdir(parents=True, exist_ok=True)
     # (ending in the output's own suffix, in case save() picks the file format by it)
+    remove_stale_partial_files(output, suffix=".partial" + output.suffix)
     fd, temp = create_temporary_file(output, suffix=".partial" + output.suffix)
     os.close(fd)
     try:
@@ -375,6 +383,8 @@ def _parser() -> argparse.ArgumentParser:
     encode.add_argument("--eot", action="store_true", help="end every document with the end-of-text id")
     encode.add_argument("--format", choices=["npy", "bin"], default="npy",
                         help="npy (default) or bin: nanoGPT-style raw PREFIX.bin")
+    encode.add_argument("--fsync", action="store_true",
+                        help="flush the files and their folder to disk before giving them their final names")
     _workers_argument(encode)
     encode.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     encode.set_defaults(run=_encode)

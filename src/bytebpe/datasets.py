@@ -29,7 +29,7 @@ import numpy.typing as npt
 from . import batching
 from .encoding import Encoding
 from .readers import BadDocumentError, InputFile, find_input_files, import_pyarrow_parquet
-from .token_files import PartialFile, TokenFileWriter, token_dtype
+from .token_files import PartialFile, TokenFileWriter, fsync_folder, remove_stale_partial_files, token_dtype
 from .token_outputs import InputRecord, TokenFilesMeta, output_paths, vocabulary_sha256
 
 __all__ = [
@@ -84,6 +84,7 @@ class EncodeSummary:
     seconds: float = 0.0
     files: list[FileStats] = field(default_factory=list)
     outputs: list[Path] = field(default_factory=list)          # tokens (.npy or .bin), offsets, metadata
+    removed_leftovers: list[Path] = field(default_factory=list)  # temporary files of dead earlier runs
     dtype: str = ""
 
     @property
@@ -100,6 +101,8 @@ class EncodeSummary:
         if self.skipped:
             lines.append(f"skipped {self.skipped:,} bad documents, first ones:")
             lines.extend(f"  {example}" for example in self.skipped_examples)
+        if self.removed_leftovers:
+            lines.append(f"removed {len(self.removed_leftovers)} temporary files that a stopped earlier run left")
         lines.extend(f"wrote {path}" for path in self.outputs)
         return "\n".join(lines)
 
@@ -125,6 +128,7 @@ def encode_files(
     skip_bad: bool = False,
     progress: bool = False,
     batch_bytes: int = DEFAULT_BATCH_BYTES,
+    fsync: bool = False,
 ) -> EncodeSummary:
     """Encode every document of the input files into ``PREFIX.tokens.npy`` + ``PREFIX.offsets.npy``, described
     by ``PREFIX.meta.json`` (`TokenFilesMeta`; `load_token_files` reads the three back).
@@ -140,7 +144,9 @@ def encode_files(
 
     Everything that can be checked is checked before work starts (inputs exist, formats, the encoding,
     `eot`); a bad document raises `BadDocumentError` naming file and line unless `skip_bad`. The output
-    files appear only when complete.
+    files appear only when complete, all three together: until then they are ``.NAME.<pid>.<random>.partial``
+    files, deleted on an error or Ctrl-C; those a killed run left behind (its process gone) are deleted when
+    the next run writes the same output. ``fsync=True`` flushes the files and their folder to disk too.
     """
     if format not in ("npy", "bin"):
         raise ValueError(f"format must be 'npy' or 'bin', got {format!r}")
@@ -152,8 +158,11 @@ def encode_files(
     sha256 = vocabulary_sha256(enc)
 
     summary = EncodeSummary(dtype=dtype.name)
-    with TokenFileWriter(paths.tokens, dtype, format) as tokens_out, \
-            TokenFileWriter(paths.offsets, np.int64) as offsets_out, PartialFile(paths.meta) as meta_out:
+    for path in paths:
+        summary.removed_leftovers += remove_stale_partial_files(path)
+    with TokenFileWriter(paths.tokens, dtype, format, fsync=fsync) as tokens_out, \
+            TokenFileWriter(paths.offsets, np.int64, fsync=fsync) as offsets_out, \
+            PartialFile(paths.meta, fsync=fsync) as meta_out:
         offsets_out.write(np.zeros(1, np.int64))
 
         def write(ids: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64]) -> None:
@@ -166,6 +175,8 @@ def encode_files(
         meta_out.write_bytes(meta.to_json().encode("utf-8"))
         # The sidecar last: once it is there, so are the arrays it describes.
         _commit_together(tokens_out, offsets_out, meta_out)
+    if fsync:
+        fsync_folder(paths.tokens.parent)   # the renames themselves
     summary.outputs = list(paths)
     return summary
 
