@@ -91,6 +91,50 @@ def test_encode_in_process_with_quiet_prints_nothing(tmp_path, small_jsonl, caps
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o.bin", "o.meta.json", "o.offsets.npy"]
 
 
+@pytest.mark.parametrize(("output", "format", "written"), [
+    ("val", "bin", ["val.bin", "val.meta.json", "val.offsets.npy"]),
+    ("val.bin", "bin", ["val.bin", "val.meta.json", "val.offsets.npy"]),        # not val.bin.bin
+    ("val.BIN", "bin", ["val.bin", "val.meta.json", "val.offsets.npy"]),
+    ("val.npy", "npy", ["val.meta.json", "val.offsets.npy", "val.tokens.npy"]),  # not val.npy.tokens.npy
+    ("val.tokens.npy", "npy", ["val.meta.json", "val.offsets.npy", "val.tokens.npy"]),
+    ("val.v2", "npy", ["val.v2.meta.json", "val.v2.offsets.npy", "val.v2.tokens.npy"]),
+])
+def test_output_is_a_prefix_and_the_suffix_of_the_tokens_file_is_never_doubled(
+        tmp_path, small_jsonl, output, format, written):
+    (tmp_path / "out").mkdir()
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "out" / output),
+                     "--format", format, "-q"]) == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == written
+    # Decode and info find the set by the same name.
+    result = run("decode", str(tmp_path / "out" / output), "--doc", "0")
+    assert result.returncode == 0 and result.stdout.decode() == texts_of(small_jsonl)[0]
+
+
+@pytest.mark.parametrize(("output", "format", "message"), [
+    ("out/", "npy", "output 'out/' is a folder: give a prefix for the file names in it, e.g. out/train (writes "
+                    "out/train.tokens.npy, out/train.offsets.npy and out/train.meta.json)"),
+    ("out", "bin", "output 'out' is a folder: give a prefix for the file names in it, e.g. out/train (writes "
+                   "out/train.bin, out/train.offsets.npy and out/train.meta.json)"),
+    ("out/.bin", "bin", "output 'out/.bin' has no name before .bin: give a prefix such as out/train"),
+    ("val.bin", "npy", "output 'val.bin' ends in .bin, but the format is npy: give --format bin"),
+    ("val.npy", "bin", "output 'val.npy' ends in .npy, but the format is bin: give --format npy"),
+])
+def test_a_folder_or_the_other_formats_suffix_as_output_is_an_error_saying_what_to_give(
+        tmp_path, small_jsonl, monkeypatch, capsys, output, format, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", output, "--format", format]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["out"]     # nothing written, not even a hidden file
+
+
+def test_encode_files_refuses_a_folder_as_output_before_any_work(tmp_path, small_jsonl):
+    with pytest.raises(ValueError, match="is a folder: give a prefix"):
+        bytebpe.encode_files(small_jsonl, encoding="gpt2", output=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_malformed_line_exits_1_naming_file_and_line_and_leaves_no_output(tmp_path, small_jsonl):
     bad = tmp_path / "bad.jsonl"
     lines = small_jsonl.read_bytes().splitlines(keepends=True)

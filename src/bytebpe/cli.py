@@ -91,23 +91,28 @@ def _count(args: argparse.Namespace) -> int:
 
 
 def _decode(args: argparse.Namespace) -> int:
-    tokens_path = Path(args.tokens)
-    prefix = token_outputs.prefix_of(tokens_path)
+    prefix = token_outputs.prefix_of(args.tokens)
     meta = token_outputs.read_meta(prefix)
     enc = _decode_encoding(args, meta, prefix)
+    tokens_path = Path(args.tokens)
     if meta is not None:
+        # TOKENS may be the prefix (or the -o name) rather than the tokens file itself.
+        paths = token_outputs.output_paths(prefix, meta.format)  # type: ignore[arg-type]  # checked on reading
+        tokens_path = tokens_path if tokens_path.is_file() else paths.tokens
+        default_offsets = paths.offsets
         if args.dtype and args.dtype != meta.dtype and not args.force:
             raise CommandError(f"--dtype {args.dtype} contradicts {prefix}.meta.json, which records {meta.dtype} "
                                f"(--force to decode anyway)")
         dtype = args.dtype or meta.dtype
     else:
+        default_offsets = _offsets_path_for(tokens_path)
         dtype = args.dtype or token_dtype(enc.max_token_value).name
     tokens = _load_tokens(tokens_path, dtype)
+    offsets_path = Path(args.offsets) if args.offsets else default_offsets
     out = sys.stdout.buffer
     if args.doc is None:
         spans: Iterator[tuple[int, int]] = iter([(0, len(tokens))])
     else:
-        offsets_path = Path(args.offsets) if args.offsets else _offsets_path_for(tokens_path)
         if not offsets_path.is_file():
             raise CommandError(f"no offsets file {offsets_path} (give it with --offsets)")
         offsets = np.load(offsets_path, mmap_mode="r")
@@ -379,7 +384,8 @@ def _parser() -> argparse.ArgumentParser:
     _input_arguments(encode)
     _encoding_arguments(encode, default=None)
     encode.add_argument("--output", "-o", required=True, metavar="PREFIX",
-                        help="writes PREFIX.tokens.npy (or PREFIX.bin) and PREFIX.offsets.npy")
+                        help="writes PREFIX.tokens.npy (or PREFIX.bin), PREFIX.offsets.npy and PREFIX.meta.json; "
+                             "a trailing .tokens.npy/.npy (or .bin with --format bin) is dropped from PREFIX")
     encode.add_argument("--eot", action="store_true", help="end every document with the end-of-text id")
     encode.add_argument("--format", choices=["npy", "bin"], default="npy",
                         help="npy (default) or bin: nanoGPT-style raw PREFIX.bin")
@@ -397,7 +403,7 @@ def _parser() -> argparse.ArgumentParser:
     count.set_defaults(run=_count)
 
     decode = commands.add_parser("decode", help="write the text of a tokens file (or of one document) to stdout")
-    decode.add_argument("tokens", metavar="TOKENS", help="PREFIX.tokens.npy or PREFIX.bin")
+    decode.add_argument("tokens", metavar="TOKENS", help="PREFIX.tokens.npy or PREFIX.bin (or PREFIX)")
     _encoding_arguments(decode, default=None, note="; default: the one PREFIX.meta.json records")
     decode.add_argument("--force", action="store_true",
                         help="decode even with another encoding (or dtype) than PREFIX.meta.json records")

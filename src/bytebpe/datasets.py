@@ -30,7 +30,7 @@ from . import batching
 from .encoding import Encoding
 from .readers import BadDocumentError, InputFile, find_input_files, import_pyarrow_parquet
 from .token_files import PartialFile, TokenFileWriter, fsync_folder, remove_stale_partial_files, token_dtype
-from .token_outputs import InputRecord, TokenFilesMeta, output_paths, vocabulary_sha256
+from .token_outputs import InputRecord, TokenFilesMeta, output_paths, output_prefix, vocabulary_sha256
 
 __all__ = [
     "BadDocumentError",
@@ -138,7 +138,9 @@ def encode_files(
     document's ids in input order — uint16 when the vocabulary fits, else uint32 — and offsets (int64,
     documents + 1) bound document i as ``tokens[offsets[i]:offsets[i + 1]]``. Special-token text in the
     documents is encoded as ordinary text; ``eot=True`` appends the end-of-text id to each document.
-    ``format="bin"`` writes nanoGPT's raw ``PREFIX.bin`` instead of the tokens `.npy`. The metadata records
+    ``format="bin"`` writes nanoGPT's raw ``PREFIX.bin`` instead of the tokens `.npy`. `output` is the
+    prefix, or the name of one of the files (``val.bin`` with format "bin"; see `output_prefix`); a folder is
+    a ValueError. The metadata records
     the encoding's name and vocabulary sha256, the counts, the inputs (path, size), the options, the bytebpe
     version and the time.
 
@@ -150,10 +152,11 @@ def encode_files(
     """
     if format not in ("npy", "bin"):
         raise ValueError(f"format must be 'npy' or 'bin', got {format!r}")
+    prefix = output_prefix(output, format)
     files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes)
     eot_id = _eot_id(enc) if eot else None
     dtype = token_dtype(enc.max_token_value)
-    paths = output_paths(output, format)
+    paths = output_paths(prefix, format)
     paths.tokens.parent.mkdir(parents=True, exist_ok=True)
     sha256 = vocabulary_sha256(enc)
 

@@ -33,6 +33,7 @@ __all__ = [
     "check_encoding",
     "load_token_files",
     "output_paths",
+    "output_prefix",
     "prefix_of",
     "read_meta",
     "vocabulary_sha256",
@@ -52,20 +53,67 @@ class OutputPaths(NamedTuple):
     meta: Path          # PREFIX.meta.json
 
 
+def output_prefix(output: str | os.PathLike[str], format: Format = "npy") -> str:
+    """The prefix that `-o OUTPUT` / `output=` names: OUTPUT itself, less the name of a file of the set.
+
+    A trailing ``.tokens.npy``, ``.offsets.npy`` or ``.meta.json``, or the tokens file's own suffix (``.bin``
+    for format "bin", ``.npy`` for "npy"), is dropped, so that a suffix is never doubled: ``-o val.bin --format
+    bin`` writes val.bin. The other format's suffix is an error (``-o val.bin`` with format "npy"), and so is
+    a folder (an existing one, or a name ending in a separator): it says what to give instead.
+
+    >>> output_prefix("out/val.bin", "bin"), output_prefix("out/val.npy"), output_prefix("out/val.v2")
+    ('out/val', 'out/val', 'out/val.v2')
+    """
+    text = os.fspath(output)
+    if not text:
+        raise ValueError("output must not be empty: give a prefix such as out/train")
+    if text.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)) or os.path.isdir(text):
+        example = os.path.join(text.rstrip("/" + os.sep) or "/", "train")
+        raise ValueError(f"output {text!r} is a folder: give a prefix for the file names in it, e.g. {example} "
+                         f"(writes {example}{_tokens_suffix(format)}, {example}.offsets.npy and "
+                         f"{example}{META_SUFFIX})")
+    own = (".tokens.npy", ".offsets.npy", META_SUFFIX, f".{format}")   # longest first
+    other = ".npy" if format == "bin" else ".bin"
+    lowered = text.lower()
+    suffix = next((suffix for suffix in own if lowered.endswith(suffix)), "")
+    if not suffix and lowered.endswith(other):
+        raise ValueError(f"output {text!r} ends in {other}, but the format is {format}: give --format "
+                         f"{other[1:]} (format={other[1:]!r}), or a prefix without {other}")
+    prefix = text[: len(text) - len(suffix)]
+    if not os.path.basename(prefix):
+        raise ValueError(f"output {text!r} has no name before {suffix}: give a prefix such as "
+                         f"{os.path.join(os.path.dirname(prefix), 'train')}")
+    return prefix
+
+
+def _tokens_suffix(format: Format) -> str:
+    return ".tokens.npy" if format == "npy" else ".bin"
+
+
 def output_paths(prefix: str | os.PathLike[str], format: Format = "npy") -> OutputPaths:
-    """The files of the set named `prefix` (taken as is; see `datasets.output_prefix` for `-o`'s rules)."""
+    """The files of the set named `prefix`, taken as is (`output_prefix` applies `-o`'s rules first)."""
     prefix = os.fspath(prefix)
-    tokens = f"{prefix}.tokens.npy" if format == "npy" else f"{prefix}.bin"
-    return OutputPaths(Path(tokens), Path(f"{prefix}.offsets.npy"), Path(prefix + META_SUFFIX))
+    return OutputPaths(Path(prefix + _tokens_suffix(format)), Path(f"{prefix}.offsets.npy"), Path(prefix + META_SUFFIX))
 
 
 def prefix_of(path: str | os.PathLike[str]) -> str:
-    """The prefix of a set from its prefix or the name of any of its files.
+    """The prefix of a set from its prefix, the name `-o` was given, or the name of any of its files.
+
+    A name that is not a file is first read as `-o` reads it (`output_prefix`, either format) and taken if
+    that set's metadata exists; otherwise a trailing name of a file of the set is dropped.
 
     >>> prefix_of("out/train.tokens.npy"), prefix_of("out/train.bin"), prefix_of("out/train")
     ('out/train', 'out/train', 'out/train')
     """
     text = os.fspath(path)
+    if not os.path.isfile(text):
+        for format in ("npy", "bin"):
+            try:
+                prefix = output_prefix(text, format)     # type: ignore[arg-type]
+            except ValueError:
+                continue
+            if os.path.isfile(prefix + META_SUFFIX):
+                return prefix
     for suffix in _SET_SUFFIXES:
         if text.endswith(suffix):
             return text[: -len(suffix)]
