@@ -523,3 +523,39 @@ def test_train_writes_a_tokenizer_that_encode_can_use(tmp_path, corpus_dir, caps
     assert cli.main(["encode", str(corpus), "--tokenizer", str(saved), "-o", str(tmp_path / "o"), "-q",
                      "--eot"]) == 0
     assert np.load(tmp_path / "o.tokens.npy").tolist() == enc.encode_ordinary(text) + [enc.eot_token]
+
+
+def test_train_with_a_mistyped_pattern_name_fails_before_reading_anything(tmp_path, capsys):
+    # The input does not even exist: the pattern is checked first.
+    assert cli.main(["train", str(tmp_path / "missing.txt"), "--vocab-size", "300", "-o", str(tmp_path / "t.json"),
+                     "--pattern", "cl100k"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown pattern name 'cl100k': known names are" in err and "cl100k_base" in err and "--pat-str" in err
+    assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_train_pat_str_splits_with_a_regex_of_ones_own_and_excludes_pattern(tmp_path, corpus_dir):
+    corpus = first_lines(corpus_dir / "train_1mb.txt", tmp_path / "corpus.txt", 500)
+    saved = tmp_path / "mine.json"
+    assert cli.main(["train", str(corpus), "--vocab-size", "300", "-o", str(saved), "-q", "--pat-str",
+                     r"\w+|\W"]) == 0
+    enc = bytebpe.load(saved)
+    assert enc._pat_str == r"\w+|\W"
+    assert dict(enc.mergeable_ranks) == dict(
+        bytebpe.train([corpus.read_text(encoding="utf-8")], 300, pat_str=r"\w+|\W").mergeable_ranks)
+    nothing = run("train", str(corpus), "--vocab-size", "300", "-o", str(saved), "--pat-str", r"\d{5}")
+    assert nothing.returncode == 1 and b"cuts no piece" in nothing.stderr
+    both = run("train", str(corpus), "--vocab-size", "300", "-o", str(saved), "--pattern", "gpt2", "--pat-str", "x")
+    assert both.returncode == 2 and b"not allowed with argument" in both.stderr
+
+
+def test_train_removes_the_temporary_file_a_killed_earlier_run_left(tmp_path, corpus_dir):
+    corpus = first_lines(corpus_dir / "train_1mb.txt", tmp_path / "corpus.txt", 200)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / "tok").mkdir()
+    leftover = tmp_path / "tok" / f".mine.json.{dead.pid}.0123456789ab.partial.json"
+    leftover.write_text("half a tokenizer")
+    assert cli.main(["train", str(corpus), "--vocab-size", "300", "-o", str(tmp_path / "tok" / "mine.json"),
+                     "-q"]) == 0
+    assert sorted(p.name for p in (tmp_path / "tok").iterdir()) == ["mine.json"]

@@ -167,7 +167,9 @@ def _info(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     import bytebpe
+    from .training import resolve_pattern
 
+    pat_str = resolve_pattern(args.pattern, args.pat_str)    # a mistyped name fails before anything is read
     files = find_input_files(args.inputs)
     special_tokens = _parse_special_tokens(args.special)
     output = Path(args.output)
@@ -179,7 +181,7 @@ def _train(args: argparse.Namespace) -> int:
                                               on_skip=skipped.append):
                 yield text
 
-    enc = bytebpe.train(texts(), args.vocab_size, pattern=args.pattern, special_tokens=special_tokens,
+    enc = bytebpe.train(texts(), args.vocab_size, pat_str=pat_str, special_tokens=special_tokens,
                         min_frequency=args.min_frequency, max_token_length=args.max_token_length,
                         name=args.name, progress=not args.quiet)
     # Saved under a temporary name in the same folder, then renamed: never a half-written tokenizer file.
@@ -422,7 +424,11 @@ def _parser() -> argparse.ArgumentParser:
     _input_arguments(train)
     train.add_argument("--vocab-size", type=_positive_int, required=True)
     train.add_argument("--output", "-o", required=True, metavar="FILE", help="the tokenizer file to write")
-    train.add_argument("--pattern", default="cl100k_base", help="a known pattern's name or a regex")
+    split = train.add_mutually_exclusive_group()
+    split.add_argument("--pattern", metavar="NAME",
+                       help="split text as this encoding does (default: cl100k_base): "
+                            + ", ".join(registry.list_encoding_names()))
+    split.add_argument("--pat-str", metavar="REGEX", help="split text with this regex instead")
     train.add_argument("--special", action="append", metavar="TOKEN[=ID]", help="a special token (repeat)")
     train.add_argument("--min-frequency", type=_positive_int, default=1)
     train.add_argument("--max-token-length", type=_positive_int, default=None)
