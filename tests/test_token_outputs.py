@@ -4,6 +4,7 @@ match it."""
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -12,8 +13,8 @@ import numpy as np
 import pytest
 
 import bytebpe
-from bytebpe import datasets, registry, token_files
-from bytebpe.token_outputs import TokenFilesMeta, prefix_of, read_meta, vocabulary_sha256
+from bytebpe import datasets, registry, token_files, token_outputs
+from bytebpe.token_outputs import TokenFilesMeta, prefix_of, ranks_sha256, read_meta, vocabulary_sha256
 
 TEXTS = ["Hello world", "", "naïve café — ünïcödé", "x" * 1000, "<|endoftext|> is text here"]
 
@@ -27,9 +28,21 @@ def jsonl(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("name", ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"])
-def test_the_vocabulary_sha256_of_a_named_encoding_is_that_of_its_official_tiktoken_file(name):
+def test_the_ranks_sha256_of_a_named_encoding_is_that_of_its_official_tiktoken_file(name, data_dir):
     # The pins come from tiktoken_ext (registry.py): the record can be checked against tiktoken's own.
-    assert vocabulary_sha256(bytebpe.get_encoding(name)) == registry.encoding_spec(name).files[0].sha256
+    pinned = registry.encoding_spec(name).files[0].sha256
+    assert ranks_sha256(bytebpe.get_encoding(name)._mergeable_ranks) == pinned
+    assert hashlib.sha256((data_dir / f"{name}.tiktoken").read_bytes()).hexdigest() == pinned
+
+
+@pytest.mark.parametrize("name", registry.list_encoding_names())
+def test_a_registry_encoding_records_the_same_sha256_as_one_built_from_its_ranks(name):
+    # The registry's encodings take the pinned digest instead of hashing their ranks again: the same value.
+    built = bytebpe.Encoding(**registry.encoding_spec_kwargs(name))
+    assert token_outputs._pinned_sha256(bytebpe.get_encoding(name)) is not None
+    assert token_outputs._pinned_sha256(built) is None
+    assert vocabulary_sha256(bytebpe.get_encoding(name)) == vocabulary_sha256(built) == ranks_sha256(
+        built._mergeable_ranks)
 
 
 def test_gpt2_and_r50k_base_have_one_vocabulary_and_a_trained_one_another():

@@ -140,9 +140,8 @@ def encode_files(
     documents is encoded as ordinary text; ``eot=True`` appends the end-of-text id to each document.
     ``format="bin"`` writes nanoGPT's raw ``PREFIX.bin`` instead of the tokens `.npy`. `output` is the
     prefix, or the name of one of the files (``val.bin`` with format "bin"; see `output_prefix`); a folder is
-    a ValueError. The metadata records
-    the encoding's name and vocabulary sha256, the counts, the inputs (path, size), the options, the bytebpe
-    version and the time.
+    a ValueError. The metadata records the encoding's name and vocabulary sha256, the counts, the inputs
+    (path, size), the options, the bytebpe version and the time.
 
     Everything that can be checked is checked before work starts (inputs exist, formats, the encoding,
     `eot`); a bad document raises `BadDocumentError` naming file and line unless `skip_bad`. The output
