@@ -155,7 +155,8 @@ def _pinned_sha256(enc: Encoding) -> str | None:
     """
     from . import registry
 
-    if registry.registered_encoding(enc.name) is not enc:
+    # Only the built-in names have pins (an encoding another package declares is registered too, unpinned).
+    if enc.name not in registry.ENCODING_SPECS or registry.registered_encoding(enc.name) is not enc:
         return None
     # `bundled` names the .tiktoken file holding the same ranks (gpt2's data gym files give r50k_base's).
     filename = f"{registry.encoding_spec(enc.name).bundled}.tiktoken"
