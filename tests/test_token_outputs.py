@@ -130,6 +130,9 @@ def test_a_damaged_or_newer_sidecar_is_an_error_naming_the_file_and_unknown_keys
         (json.dumps({k: v for k, v in record.items() if k != "tokens"}), "missing tokens"),
         (json.dumps({**record, "tokens": -1}), "tokens must be a non-negative integer"),
         (json.dumps({**record, "dtype": "float32"}), "unknown dtype"),
+        (json.dumps({**record, "encoding": None}), "encoding must be a string"),
+        (json.dumps({**record, "eot": "yes"}), "eot and lines must be true or false"),
+        (json.dumps({**record, "inputs": [{"path": "x"}]}), "bad 'inputs' entry"),
     ]:
         meta_path.write_text(damaged)
         with pytest.raises(ValueError, match=f"o.meta.json: {message}"):

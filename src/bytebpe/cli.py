@@ -382,7 +382,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bytebpe {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    encode = commands.add_parser("encode", help="encode datasets into PREFIX.tokens.npy + PREFIX.offsets.npy")
+    encode = commands.add_parser(
+        "encode", help="encode datasets into PREFIX.tokens.npy + PREFIX.offsets.npy + PREFIX.meta.json")
     _input_arguments(encode)
     _encoding_arguments(encode, default=None)
     encode.add_argument("--output", "-o", required=True, metavar="PREFIX",
@@ -427,7 +428,7 @@ def _parser() -> argparse.ArgumentParser:
     split = train.add_mutually_exclusive_group()
     split.add_argument("--pattern", metavar="NAME",
                        help="split text as this encoding does (default: cl100k_base): "
-                            + ", ".join(registry.list_encoding_names()))
+                            + ", ".join(registry.ENCODING_SPECS))
     split.add_argument("--pat-str", metavar="REGEX", help="split text with this regex instead")
     train.add_argument("--special", action="append", metavar="TOKEN[=ID]", help="a special token (repeat)")
     train.add_argument("--min-frequency", type=_positive_int, default=1)

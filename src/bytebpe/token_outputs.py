@@ -231,6 +231,11 @@ class TokenFilesMeta:
         for name in ("n_vocab", "documents", "tokens", "bytes", "skipped"):
             if not isinstance(values[name], int) or values[name] < 0:
                 raise ValueError(f"{source}: {name} must be a non-negative integer, got {values[name]!r}")
+        for name in ("encoding", "vocabulary_sha256", "field", "bytebpe_version", "created"):
+            if not isinstance(values[name], str):
+                raise ValueError(f"{source}: {name} must be a string, got {values[name]!r}")
+        if not isinstance(values["eot"], bool) or not isinstance(values["lines"], bool):
+            raise ValueError(f"{source}: eot and lines must be true or false")
         if values["dtype"] not in ("uint16", "uint32") or values["format"] not in ("npy", "bin"):
             raise ValueError(f"{source}: unknown dtype {values['dtype']!r} or format {values['format']!r}")
         return cls(**values, extra={k: v for k, v in record.items() if k not in known})
