@@ -45,7 +45,7 @@ def _train_bytebpe(path: Path, vocab_size: int, pattern: str) -> dict[bytes, int
     import bytebpe
 
     with open(path, encoding="utf-8") as lines:
-        return dict(bytebpe.train(lines, vocab_size, pattern=pattern).mergeable_ranks)
+        return dict(bytebpe.train(lines, vocab_size, pat_str=pattern).mergeable_ranks)
 
 
 def _train_rustbpe(path: Path, vocab_size: int, pattern: str) -> dict[bytes, int]:

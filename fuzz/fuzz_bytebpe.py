@@ -365,7 +365,9 @@ def check_train(fdp: atheris.FuzzedDataProvider) -> None:
         texts = [draw_text(fdp, 120) for _ in range(fdp.ConsumeIntInRange(0, 8))]
         texts = texts * fdp.ConsumeIntInRange(1, 3)
         pattern = TRAIN_PATTERNS[fdp.ConsumeIntInRange(0, len(TRAIN_PATTERNS) - 1)]
-        pat_str = bytebpe.training.resolve_pattern(pattern)
+        # A name selects an encoding's pattern; the custom regex is passed as one.
+        how = {"pattern": pattern} if pattern in bytebpe.list_encoding_names() else {"pat_str": pattern}
+        pat_str = bytebpe.training.resolve_pattern(**how)
         if SHOW:
             print(f"train: pattern={pattern!r} n_merges={n_merges} {options} texts={texts!r}", file=sys.stderr)
         counts = collections.Counter(
@@ -373,7 +375,7 @@ def check_train(fdp: atheris.FuzzedDataProvider) -> None:
         expected = ranks_from_merges(bpe_train(counts, n_merges, **options))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")     # small corpora run out of pairs
-            enc = bytebpe.train(texts, 256 + n_merges, pattern=pattern, **options)
+            enc = bytebpe.train(texts, 256 + n_merges, **how, **options)
         got = dict(enc.mergeable_ranks)
         if got != expected:
             only_got = {t: r for t, r in got.items() if expected.get(t) != r}

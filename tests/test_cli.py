@@ -95,7 +95,51 @@ def test_encode_in_process_with_quiet_prints_nothing(tmp_path, small_jsonl, caps
     assert cli.main(["encode", str(small_jsonl), "--encoding", "cl100k_base", "-o", str(tmp_path / "o"),
                      "--format", "bin", "--workers", "2", "--quiet"]) == 0
     assert capsys.readouterr() == ("", "")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.bin", "o.offsets.npy"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.bin", "o.meta.json", "o.offsets.npy"]
+
+
+@pytest.mark.parametrize(("output", "format", "written"), [
+    ("val", "bin", ["val.bin", "val.meta.json", "val.offsets.npy"]),
+    ("val.bin", "bin", ["val.bin", "val.meta.json", "val.offsets.npy"]),        # not val.bin.bin
+    ("val.BIN", "bin", ["val.bin", "val.meta.json", "val.offsets.npy"]),
+    ("val.npy", "npy", ["val.meta.json", "val.offsets.npy", "val.tokens.npy"]),  # not val.npy.tokens.npy
+    ("val.tokens.npy", "npy", ["val.meta.json", "val.offsets.npy", "val.tokens.npy"]),
+    ("val.v2", "npy", ["val.v2.meta.json", "val.v2.offsets.npy", "val.v2.tokens.npy"]),
+])
+def test_output_is_a_prefix_and_the_suffix_of_the_tokens_file_is_never_doubled(
+        tmp_path, small_jsonl, output, format, written):
+    (tmp_path / "out").mkdir()
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "out" / output),
+                     "--format", format, "-q"]) == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == written
+    # Decode and info find the set by the same name.
+    result = run("decode", str(tmp_path / "out" / output), "--doc", "0")
+    assert result.returncode == 0 and result.stdout.decode() == texts_of(small_jsonl)[0]
+
+
+@pytest.mark.parametrize(("output", "format", "message"), [
+    ("out/", "npy", "output 'out/' is a folder: give a prefix for the file names in it, e.g. out/train (writes "
+                    "out/train.tokens.npy, out/train.offsets.npy and out/train.meta.json)"),
+    ("out", "bin", "output 'out' is a folder: give a prefix for the file names in it, e.g. out/train (writes "
+                   "out/train.bin, out/train.offsets.npy and out/train.meta.json)"),
+    ("out/.bin", "bin", "output 'out/.bin' has no name before .bin: give a prefix such as out/train"),
+    ("val.bin", "npy", "output 'val.bin' ends in .bin, but the format is npy: give --format bin"),
+    ("val.npy", "bin", "output 'val.npy' ends in .npy, but the format is bin: give --format npy"),
+])
+def test_a_folder_or_the_other_formats_suffix_as_output_is_an_error_saying_what_to_give(
+        tmp_path, small_jsonl, monkeypatch, capsys, output, format, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", output, "--format", format]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["out"]     # nothing written, not even a hidden file
+
+
+def test_encode_files_refuses_a_folder_as_output_before_any_work(tmp_path, small_jsonl):
+    with pytest.raises(ValueError, match="is a folder: give a prefix"):
+        bytebpe.encode_files(small_jsonl, encoding="gpt2", output=tmp_path)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_malformed_line_exits_1_naming_file_and_line_and_leaves_no_output(tmp_path, small_jsonl):
@@ -135,30 +179,117 @@ def test_usage_errors_exit_2(small_jsonl):
     assert run("frobnicate").returncode == 2
 
 
-def test_ctrl_c_stops_with_status_130_and_removes_the_temporary_files(tmp_path, corpus_dir):
-    # ~84 MB on one worker: many batches, so the run is still going when the signal comes.
-    big = tmp_path / "big.jsonl"
+@pytest.fixture(scope="module")
+def big_jsonl(corpus_dir, tmp_path_factory) -> Path:
+    """~84 MB: on one worker, many batches, so that a run is still going when a signal comes."""
+    big = tmp_path_factory.mktemp("big") / "big.jsonl"
     big.write_bytes((corpus_dir / "docs_english.jsonl").read_bytes() * 16)
-    out = tmp_path / "out"
-    out.mkdir()
+    return big
+
+
+def start_encode_and_wait_for_partial_output(big: Path, out: Path, **popen_options) -> subprocess.Popen:
+    """`bytebpe encode` in a subprocess, returned once the first batch's ids are written (mid-run)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "bytebpe", "encode", str(big), "--encoding", "cl100k_base", "-o", str(out / "o"),
-         "--workers", "1", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+         "--workers", "1", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen_options)
     try:
         deadline = time.monotonic() + 60
-        # Signal once the first batch's ids are written, i.e. in the middle of the run.
         while sum(p.stat().st_size for p in out.iterdir() if p.name.endswith(".partial")) < 1_000_000:
             assert process.poll() is None, "the run ended before it could be interrupted"
             assert time.monotonic() < deadline, "no temporary output grew"
             time.sleep(0.002)
-        process.send_signal(signal.SIGINT)
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    return process
+
+
+@pytest.mark.parametrize(("signum", "status", "message"), [
+    (signal.SIGINT, 130, "bytebpe: interrupted"),
+    (signal.SIGTERM, 143, "bytebpe: terminated by SIGTERM"),      # a scheduler's stop, `timeout`
+    (signal.SIGHUP, 129, "bytebpe: terminated by SIGHUP"),        # the terminal closed
+])
+def test_ctrl_c_sigterm_and_sighup_stop_with_128_plus_the_signal_and_remove_the_temporary_files(
+        tmp_path, big_jsonl, signum, status, message):
+    out = tmp_path / "out"
+    out.mkdir()
+    process = start_encode_and_wait_for_partial_output(big_jsonl, out)
+    try:
+        process.send_signal(signum)
         _, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 130, stderr.decode()
-    assert "interrupted" in stderr.decode() and "Traceback" not in stderr.decode()
+    assert process.returncode == status, stderr.decode()
+    assert message in stderr.decode() and "Traceback" not in stderr.decode()
     assert list(out.iterdir()) == []
+
+
+def test_under_nohup_sighup_stays_ignored_and_the_run_completes(tmp_path, big_jsonl):
+    out = tmp_path / "out"
+    out.mkdir()
+    process = start_encode_and_wait_for_partial_output(
+        big_jsonl, out, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))     # what nohup does
+    try:
+        process.send_signal(signal.SIGHUP)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr.decode()
+    assert sorted(p.name for p in out.iterdir()) == ["o.meta.json", "o.offsets.npy", "o.tokens.npy"]
+
+
+def test_a_killed_runs_leftovers_carry_its_pid_and_the_next_run_of_that_output_removes_them(
+        tmp_path, big_jsonl, small_jsonl):
+    out = tmp_path / "out"
+    out.mkdir()
+    killed = start_encode_and_wait_for_partial_output(big_jsonl, out)
+    killed.kill()           # SIGKILL: no chance to clean up
+    killed.communicate(timeout=60)
+    leftovers = sorted(p.name for p in out.iterdir())
+    assert len(leftovers) == 3 and all(name.startswith((".o.tokens.npy.", ".o.offsets.npy.", ".o.meta.json."))
+                                       and f".{killed.pid}." in name and name.endswith(".partial")
+                                       for name in leftovers), leftovers
+    # A live run writing the same output keeps its files: only a dead process's are stale.
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    live_partial = out / f".o.tokens.npy.{live.pid}.0123456789ab.partial"
+    live_partial.write_bytes(b"in progress")
+    try:
+        result = run("encode", str(small_jsonl), "--encoding", "cl100k_base", "-o", str(out / "o"))
+    finally:
+        live.kill()
+        live.wait()
+    assert result.returncode == 0, result.stderr.decode()
+    assert "removed 3 temporary files that a stopped earlier run left" in result.stderr.decode()
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["o.tokens.npy", "o.offsets.npy", "o.meta.json", live_partial.name])
+
+
+def test_fsync_flushes_every_file_before_its_rename_and_the_folder_after(tmp_path, small_jsonl, monkeypatch):
+    events: list[str] = []      # what happens to the files of the output (not, say, to a vocabulary cache)
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        target = os.readlink(f"/proc/self/fd/{fd}")
+        if target.startswith(str(tmp_path)):
+            events.append("fsync folder" if os.path.isdir(target) else "fsync file")
+        real_fsync(fd)
+
+    def replace(source, target):
+        if str(target).startswith(str(tmp_path)):
+            events.append("rename")
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "o"), "-q"]) == 0
+    assert events == ["rename"] * 3
+    events.clear()
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "o"), "-q",
+                     "--fsync"]) == 0
+    assert events == ["fsync file", "rename"] * 3 + ["fsync folder"]
 
 
 # ==== count, decode ===============================================================================
@@ -189,6 +320,84 @@ def test_decode_gives_back_one_document_or_everything_exactly(tmp_path, small_js
     assert everything.stdout.decode() == "".join(text + "<|endoftext|>" for text in texts)
     out_of_range = run("decode", str(tmp_path / "o.bin"), "--encoding", "gpt2", "--doc", "40")
     assert out_of_range.returncode == 1 and b"has 40 documents" in out_of_range.stderr
+
+
+def test_decode_uses_the_encoding_the_sidecar_records_and_refuses_another_unless_forced(tmp_path, small_jsonl):
+    # The issue's report: encoded with o200k_base, decoded (by default) with cl100k_base: garbage, exit 0.
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "o200k_base", "-o", str(tmp_path / "o"), "-q"]) == 0
+    texts = texts_of(small_jsonl)
+    recorded = run("decode", str(tmp_path / "o.tokens.npy"), "--doc", "3")
+    assert recorded.returncode == 0 and recorded.stdout.decode() == texts[3]
+    other = run("decode", str(tmp_path / "o.tokens.npy"), "--doc", "3", "--encoding", "cl100k_base")
+    assert other.returncode == 1 and other.stdout == b""
+    assert "was made with 'o200k_base', not 'cl100k_base' (--force to decode anyway)" in other.stderr.decode()
+    assert "Traceback" not in other.stderr.decode()
+    # o200k_harmony shares o200k_base's ranks: a name that differs is refused too, and --force lets it through.
+    harmony = ["decode", str(tmp_path / "o.tokens.npy"), "--doc", "3", "--encoding", "o200k_harmony"]
+    assert run(*harmony).returncode == 1
+    forced = run(*harmony, "--force")
+    assert forced.returncode == 0 and forced.stdout.decode() == texts[3]
+
+
+def test_decode_with_a_tokenizer_of_the_same_name_but_other_ranks_is_refused(tmp_path, small_jsonl):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "o"), "-q"]) == 0
+    impostor = bytebpe.train(texts_of(small_jsonl), 300, name="gpt2", pattern="gpt2")
+    impostor.save(tmp_path / "gpt2.json")
+    result = run("decode", str(tmp_path / "o.tokens.npy"), "--tokenizer", str(tmp_path / "gpt2.json"))
+    assert result.returncode == 1
+    assert f"made with a vocabulary 'gpt2' of sha256 {bytebpe.token_outputs.vocabulary_sha256(bytebpe.get_encoding('gpt2'))}" \
+        in result.stderr.decode()
+
+
+def test_decode_of_a_trained_tokenizers_output_asks_for_the_tokenizer_file(tmp_path, small_jsonl):
+    mine = bytebpe.train(texts_of(small_jsonl), 300, name="mine")
+    mine.save(tmp_path / "mine.json")
+    assert cli.main(["encode", str(small_jsonl), "--tokenizer", str(tmp_path / "mine.json"), "-o",
+                     str(tmp_path / "o"), "-q"]) == 0
+    without = run("decode", str(tmp_path / "o.tokens.npy"))
+    assert without.returncode == 1 and "'mine', which is not a named encoding: give the tokenizer file with " \
+        "--tokenizer FILE" in without.stderr.decode()
+    with_file = run("decode", str(tmp_path / "o.tokens.npy"), "--tokenizer", str(tmp_path / "mine.json"))
+    assert with_file.returncode == 0 and with_file.stdout.decode() == "".join(texts_of(small_jsonl))
+
+
+def test_decode_of_an_output_without_sidecar_needs_an_explicit_encoding(tmp_path, small_jsonl):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "o"), "-q"]) == 0
+    (tmp_path / "o.meta.json").unlink()         # as an older bytebpe left it
+    bare = run("decode", str(tmp_path / "o.tokens.npy"), "--doc", "0")
+    assert bare.returncode == 1 and bare.stdout == b""
+    assert "has no " in bare.stderr.decode() and "o.meta.json saying which encoding made it" in bare.stderr.decode()
+    assert "give --encoding NAME or --tokenizer FILE" in bare.stderr.decode()
+    told = run("decode", str(tmp_path / "o.tokens.npy"), "--doc", "0", "--encoding", "gpt2")
+    assert told.returncode == 0 and told.stdout.decode() == texts_of(small_jsonl)[0]
+
+
+def test_decode_of_a_bin_file_takes_the_id_type_from_the_sidecar(tmp_path, small_jsonl):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "o200k_base", "-o", str(tmp_path / "o"), "-q",
+                     "--format", "bin"]) == 0
+    result = run("decode", str(tmp_path / "o.bin"), "--doc", "-1")
+    assert result.returncode == 0 and result.stdout.decode() == texts_of(small_jsonl)[-1]
+    wrong = run("decode", str(tmp_path / "o.bin"), "--dtype", "uint16")
+    assert wrong.returncode == 1 and "--dtype uint16 contradicts" in wrong.stderr.decode()
+
+
+def test_info_prints_the_sidecar_as_text_or_json(tmp_path, small_jsonl, capsys):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "o200k_base", "-o", str(tmp_path / "o"), "-q",
+                     "--eot"]) == 0
+    meta_text = (tmp_path / "o.meta.json").read_text()
+    for name in ("o", "o.tokens.npy", "o.meta.json"):
+        assert cli.main(["info", str(tmp_path / name)]) == 0
+        out = capsys.readouterr().out
+        record = json.loads(meta_text)
+        assert f"encoding           o200k_base ({record['n_vocab']:,} ids)" in out
+        assert f"vocabulary sha256  {record['vocabulary_sha256']}" in out
+        assert f"{record['tokens']:,} uint32 (npy)" in out and "documents          40" in out
+        assert f"yes (id {record['eot_token']})" in out and f"{small_jsonl.resolve()} (" in out
+    assert cli.main(["info", str(tmp_path / "o"), "--json"]) == 0
+    assert capsys.readouterr().out == meta_text
+    (tmp_path / "o.meta.json").unlink()
+    assert cli.main(["info", str(tmp_path / "o")]) == 1
+    assert "no " in capsys.readouterr().err
 
 
 def test_decode_into_a_closed_pipe_stops_quietly(tmp_path, corpus_dir):
@@ -324,3 +533,39 @@ def test_train_writes_a_tokenizer_that_encode_can_use(tmp_path, corpus_dir, caps
     assert cli.main(["encode", str(corpus), "--tokenizer", str(saved), "-o", str(tmp_path / "o"), "-q",
                      "--eot"]) == 0
     assert np.load(tmp_path / "o.tokens.npy").tolist() == enc.encode_ordinary(text) + [enc.eot_token]
+
+
+def test_train_with_a_mistyped_pattern_name_fails_before_reading_anything(tmp_path, capsys):
+    # The input does not even exist: the pattern is checked first.
+    assert cli.main(["train", str(tmp_path / "missing.txt"), "--vocab-size", "300", "-o", str(tmp_path / "t.json"),
+                     "--pattern", "cl100k"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown pattern name 'cl100k': known names are" in err and "cl100k_base" in err and "--pat-str" in err
+    assert err.count("\n") == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_train_pat_str_splits_with_a_regex_of_ones_own_and_excludes_pattern(tmp_path, corpus_dir):
+    corpus = first_lines(corpus_dir / "train_1mb.txt", tmp_path / "corpus.txt", 500)
+    saved = tmp_path / "mine.json"
+    assert cli.main(["train", str(corpus), "--vocab-size", "300", "-o", str(saved), "-q", "--pat-str",
+                     r"\w+|\W"]) == 0
+    enc = bytebpe.load(saved)
+    assert enc._pat_str == r"\w+|\W"
+    assert dict(enc.mergeable_ranks) == dict(
+        bytebpe.train([corpus.read_text(encoding="utf-8")], 300, pat_str=r"\w+|\W").mergeable_ranks)
+    nothing = run("train", str(corpus), "--vocab-size", "300", "-o", str(saved), "--pat-str", r"\d{5}")
+    assert nothing.returncode == 1 and b"cuts no piece" in nothing.stderr
+    both = run("train", str(corpus), "--vocab-size", "300", "-o", str(saved), "--pattern", "gpt2", "--pat-str", "x")
+    assert both.returncode == 2 and b"not allowed with argument" in both.stderr
+
+
+def test_train_removes_the_temporary_file_a_killed_earlier_run_left(tmp_path, corpus_dir):
+    corpus = first_lines(corpus_dir / "train_1mb.txt", tmp_path / "corpus.txt", 200)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / "tok").mkdir()
+    leftover = tmp_path / "tok" / f".mine.json.{dead.pid}.0123456789ab.partial.json"
+    leftover.write_text("half a tokenizer")
+    assert cli.main(["train", str(corpus), "--vocab-size", "300", "-o", str(tmp_path / "tok" / "mine.json"),
+                     "-q"]) == 0
+    assert sorted(p.name for p in (tmp_path / "tok").iterdir()) == ["mine.json"]

@@ -38,11 +38,11 @@ def cl100k_reference(tiktoken_encoding, corpus_texts) -> list[list[int]]:
 
 
 def load_output(prefix: Path, format: str = "npy") -> tuple[np.ndarray, np.ndarray]:
-    tokens_path, offsets_path = datasets.output_paths(prefix, format)
-    offsets = np.load(offsets_path, mmap_mode="r")
+    paths = datasets.output_paths(prefix, format)
+    offsets = np.load(paths.offsets, mmap_mode="r")
     if format == "npy":
-        return np.load(tokens_path, mmap_mode="r"), offsets
-    return np.memmap(tokens_path, dtype=np.uint32, mode="r"), offsets
+        return np.load(paths.tokens, mmap_mode="r"), offsets
+    return np.memmap(paths.tokens, dtype=np.uint32, mode="r"), offsets
 
 
 def assert_documents_equal(tokens: np.ndarray, offsets: np.ndarray, expected: list[list[int]]) -> None:
@@ -94,7 +94,7 @@ def test_every_document_of_the_corpora_has_tiktokens_ids_in_input_order(
     assert summary.bytes == sum(len(text.encode("utf-8")) for text in all_texts)
     assert [s.documents for s in summary.files] == [len(corpus_texts[name]) for name in CORPORA]
     assert summary.outputs == list(datasets.output_paths(tmp_path / "out" / "train"))
-    no_files_but(tmp_path / "out", "train.tokens.npy", "train.offsets.npy")
+    no_files_but(tmp_path / "out", "train.tokens.npy", "train.offsets.npy", "train.meta.json")
 
 
 def test_a_vocabulary_below_65536_ids_gives_uint16_with_tiktokens_ids(tmp_path, corpus_dir, corpus_texts,
@@ -110,7 +110,7 @@ def test_eot_ends_every_document_inside_its_span_and_bin_is_nanogpts_raw_format(
         tmp_path, corpus_dir, corpus_texts, cl100k_reference):
     summary = bytebpe.encode_files([corpus_dir / name for name in CORPORA], encoding="cl100k_base",
                                    output=tmp_path / "train", eot=True, format="bin", batch_bytes=SMALL_BATCH)
-    no_files_but(tmp_path, "train.bin", "train.offsets.npy")
+    no_files_but(tmp_path, "train.bin", "train.offsets.npy", "train.meta.json")
     tokens, offsets = load_output(tmp_path / "train", "bin")
     assert_documents_equal(tokens, offsets, [ids + [100257] for ids in cl100k_reference])
     assert summary.tokens == sum(map(len, cl100k_reference)) + len(cl100k_reference)
@@ -297,8 +297,9 @@ def test_an_interrupt_or_error_mid_run_leaves_no_output_and_stops_the_reader(
     (tmp_path / "out").mkdir()
     # An older finished output of the same name must survive a failed run untouched.
     old = datasets.output_paths(tmp_path / "out" / "o")
-    for path in old:
+    for path in old[:2]:
         np.save(path, np.arange(3))
+    old.meta.write_text("the old metadata")
     writes = []
     real_write = token_files.TokenFileWriter.write
 
@@ -314,7 +315,8 @@ def test_an_interrupt_or_error_mid_run_leaves_no_output_and_stops_the_reader(
                              output=tmp_path / "out" / "o", batch_bytes=SMALL_BATCH)
     assert len(writes) == 5
     no_files_but(tmp_path / "out", *(p.name for p in old))
-    assert all(np.array_equal(np.load(p), np.arange(3)) for p in old)
+    assert all(np.array_equal(np.load(p), np.arange(3)) for p in old[:2])
+    assert old.meta.read_text() == "the old metadata"
     assert not [t for t in threading.enumerate() if t.name == "bytebpe-reader"]
 
 

@@ -2,11 +2,19 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from bytebpe.token_files import NPY_HEADER_BYTES, TokenFileWriter, npy_header, token_dtype
+from bytebpe.token_files import (
+    NPY_HEADER_BYTES,
+    TokenFileWriter,
+    npy_header,
+    remove_stale_partial_files,
+    token_dtype,
+)
 
 
 @pytest.mark.parametrize("length", [0, 1, 65_535, 2**32 + 7, 10**19])
@@ -97,3 +105,58 @@ def test_a_two_dimensional_array_is_refused(tmp_path):
                          [(255, np.uint16), (65_535, np.uint16), (65_536, np.uint32), (201_087, np.uint32)])
 def test_ids_are_uint16_when_the_vocabulary_fits_else_uint32(max_token_value, dtype):
     assert token_dtype(max_token_value) == np.dtype(dtype)
+
+
+# ==== temporary names, leftovers of dead runs, fsync ===============================================
+
+
+def a_dead_pid() -> int:
+    """The id of a process that has exited and been reaped (its number is free again)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_temporary_file_carries_the_process_id_in_its_name(tmp_path):
+    with TokenFileWriter(tmp_path / "ids.npy", np.uint16) as writer:
+        name = writer.temp_path.name
+        assert name.startswith(f".ids.npy.{os.getpid()}.") and name.endswith(".partial")
+        assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+def test_only_the_leftovers_of_dead_processes_are_removed(tmp_path):
+    final = tmp_path / "o.tokens.npy"
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        names = {
+            "dead": f".o.tokens.npy.{a_dead_pid()}.0123456789ab.partial",
+            "live": f".o.tokens.npy.{live.pid}.0123456789ab.partial",
+            "mine": f".o.tokens.npy.{os.getpid()}.0123456789ab.partial",
+            "no pid": ".o.tokens.npy.0123456789ab.partial",          # an older bytebpe's name: not judged
+            "other output": f".other.npy.{a_dead_pid()}.0123456789ab.partial",
+        }
+        for name in names.values():
+            (tmp_path / name).write_bytes(b"x")
+        assert remove_stale_partial_files(final) == [tmp_path / names["dead"]]
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            name for what, name in names.items() if what != "dead")
+    finally:
+        live.kill()
+        live.wait()
+
+
+def test_a_folder_that_does_not_exist_yet_has_no_leftovers(tmp_path):
+    assert remove_stale_partial_files(tmp_path / "missing" / "o.bin") == []
+
+
+@pytest.mark.parametrize("fsync", [False, True])
+def test_fsync_flushes_the_file_before_the_rename_only_when_asked(tmp_path, monkeypatch, fsync):
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: (events.append("fsync"), real_fsync(fd)))
+    monkeypatch.setattr(os, "replace", lambda a, b: (events.append("replace"), real_replace(a, b)))
+    with TokenFileWriter(tmp_path / "ids.npy", np.uint16, fsync=fsync) as writer:
+        writer.write(np.arange(5))
+        writer.commit()
+    assert events == (["fsync", "replace"] if fsync else ["replace"])
+    assert np.load(tmp_path / "ids.npy").tolist() == [0, 1, 2, 3, 4]

@@ -236,10 +236,17 @@ def test_pattern_names_select_the_encodings_patterns(name, pattern):
     assert dict(enc.mergeable_ranks) == ranks_from_merges(bpe_train(regex_piece_counts(["Hello world, it's 2024!"], pattern), 4))
 
 
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_a_known_pattern_given_as_pat_str_trains_exactly_as_its_name(name):
+    texts = ["Hello world, it's 2024! Don't   stop.\n\n"] * 3
+    by_regex = bytebpe.train(texts, 280, pat_str=bytebpe.registry.encoding_spec(name).pattern)
+    assert dict(by_regex.mergeable_ranks) == dict(bytebpe.train(texts, 280, pattern=name).mergeable_ranks)
+
+
 def test_any_regex_is_a_pattern_and_groups_do_not_change_the_pieces():
     texts = ["aa bb aa-bb cc"] * 3
-    plain = bytebpe.train(texts, 259, pattern=r"\w+|\W")
-    grouped = bytebpe.train(texts, 259, pattern=r"(\w)+|\W")
+    plain = bytebpe.train(texts, 259, pat_str=r"\w+|\W")
+    grouped = bytebpe.train(texts, 259, pat_str=r"(\w)+|\W")
     assert learned_tokens(plain) == learned_tokens(grouped) == [b"aa", b"bb", b"cc"]
 
 
@@ -279,7 +286,7 @@ def test_empty_corpus_gives_the_256_bytes_and_says_so():
 
 def test_a_corpus_of_single_characters_has_no_pair_either():
     with pytest.warns(EmptyCorpusWarning):
-        enc = bytebpe.train(["a", "b", " ", "."] * 10, 300, pattern=r".")
+        enc = bytebpe.train(["a", "b", " ", "."] * 10, 300, pat_str=r".")
     assert len(enc.mergeable_ranks) == 256
 
 
@@ -296,12 +303,13 @@ def test_a_generator_is_read_once_and_streamed():
     assert learned_tokens(enc)[-1] == b"lower"
 
 
-@pytest.mark.parametrize("pattern", ["cl100k_base", "(?:" + CL100K_PATTERN + ")"], ids=["compiled", "regex"])
+@pytest.mark.parametrize("pattern", [{"pattern": "cl100k_base"}, {"pat_str": "(?:" + CL100K_PATTERN + ")"}],
+                         ids=["compiled", "regex"])
 def test_surrogates_are_trained_as_encode_repairs_them(pattern):
     """Lone surrogates become U+FFFD and a surrogate pair its character, in the whole text before it is
     cut (found by the fuzzer: the regex engine once cut U+1D400 as two characters)."""
     for raw, repaired in [("ab\ud800ab", "ab\ufffdab"), ("xa\ud835\udc00b", "xa\U0001d400b")]:
-        enc = bytebpe.train([raw] * 3, 259, pattern=pattern)
+        enc = bytebpe.train([raw] * 3, 259, **pattern)
         assert enc.mergeable_ranks == bytebpe.train([repaired] * 3, 259, pattern="cl100k_base").mergeable_ranks
 
 

@@ -21,9 +21,18 @@ class Untouchable:
         ({"vocab_size": 257, "special_tokens": ["<a>", "<b>"]}, ValueError, r"minimum 258: 256 single bytes \+ 2"),
         ({"vocab_size": 300.0}, TypeError, "vocab_size must be an int"),
         ({"vocab_size": 2**31}, ValueError, "above the largest"),
-        ({"pattern": "(unclosed"}, ValueError, "neither a known encoding name nor a valid regex"),
-        ({"pattern": ""}, ValueError, "must not be empty"),
+        # A name is never read as a regex (issue 11: "cl100k" once trained a tokenizer that encoded text as []).
+        ({"pattern": "cl100k"}, ValueError, "unknown pattern name 'cl100k': known names are gpt2, "),
+        ({"pattern": r"\w+|\W"}, ValueError, r"for a regex of your own, give it as pat_str="),
+        ({"pattern": ""}, ValueError, "unknown pattern name ''"),
         ({"pattern": 5}, TypeError, "pattern must be a str"),
+        ({"pat_str": "(unclosed"}, ValueError, "is not a valid regex"),
+        ({"pat_str": ""}, ValueError, "pat_str must not be empty"),
+        ({"pat_str": b"\\w+"}, TypeError, "pat_str must be a str"),
+        ({"pattern": "gpt2", "pat_str": r"\w+"}, ValueError, "not both"),
+        # Regexes that cut nothing out of ordinary text: nothing to learn, every text encoded as [].
+        ({"pat_str": r"\d{5}"}, ValueError, r"cuts no piece out of 'hello world 123'"),
+        ({"pat_str": "x*"}, ValueError, "cuts no piece"),       # only empty matches
         ({"special_tokens": ["<a>", "<a>"]}, ValueError, "listed twice"),
         ({"special_tokens": [""]}, ValueError, "empty string"),
         ({"special_tokens": [b"<a>"]}, TypeError, "special tokens are str"),
@@ -40,6 +49,12 @@ def test_bad_arguments_fail_before_any_work(options, error, message):
     arguments = {"vocab_size": 300, **options}
     with pytest.raises(error, match=message):
         bytebpe.train(Untouchable(), arguments.pop("vocab_size"), **arguments)
+
+
+def test_the_unknown_pattern_error_lists_every_known_name():
+    with pytest.raises(ValueError) as raised:
+        bytebpe.train(Untouchable(), 300, pattern="cl100k")
+    assert all(name in str(raised.value) for name in bytebpe.list_encoding_names())
 
 
 @pytest.mark.parametrize("texts", ["one string", b"bytes", 42, None])

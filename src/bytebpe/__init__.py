@@ -31,6 +31,7 @@ from .vocab_io import (
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from .datasets import EncodeSummary, FileStats, count_files, encode_files
     from .readers import BadDocumentError
+    from .token_outputs import EncodingMismatchError, TokenFiles, TokenFilesMeta, load_token_files
 
 __version__ = "0.1.0"
 
@@ -40,8 +41,11 @@ __all__ = [
     "EncodeSummary",
     "Encoding",
     "EncodingFileError",
+    "EncodingMismatchError",
     "FileStats",
     "InvalidTokenError",
+    "TokenFiles",
+    "TokenFilesMeta",
     "UnknownEncodingError",
     "UnknownModelError",
     "VocabularyHashError",
@@ -56,6 +60,7 @@ __all__ = [
     "list_encoding_names",
     "load",
     "load_tiktoken_bpe",
+    "load_token_files",
     "train",
     "train_from_files",
 ]
@@ -68,6 +73,10 @@ _LAZY_NAMES = {
     "FileStats": "datasets",
     "count_files": "datasets",
     "encode_files": "datasets",
+    "EncodingMismatchError": "token_outputs",
+    "TokenFiles": "token_outputs",
+    "TokenFilesMeta": "token_outputs",
+    "load_token_files": "token_outputs",
 }
 
 

@@ -1,8 +1,9 @@
-"""The `bytebpe` command: encode, count, decode, train, download, verify, bench, export-tiktoken-cache — thin
-over the library.
+"""The `bytebpe` command: encode, count, decode, info, train, download, verify, bench, export-tiktoken-cache —
+thin over the library.
 
-Exit status: 0 done, 1 failed (bad input, a mismatch in `verify`, ...), 2 wrong usage (argparse), 130 Ctrl-C.
-Errors the user can fix are one line on stderr, never a traceback.
+Exit status: 0 done, 1 failed (bad input, a mismatch in `verify`, ...), 2 wrong usage (argparse), 130 Ctrl-C,
+143 SIGTERM, 129 SIGHUP (both clean up like Ctrl-C). Errors the user can fix are one line on stderr, never a
+traceback.
 """
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, batching, datasets, registry
+from . import __version__, batching, datasets, registry, token_outputs
 from .encoding import Encoding
+from .interrupts import Terminated, signals_raise
 from .readers import BadDocumentError, find_input_files
-from .token_files import create_temporary_file, token_dtype
+from .token_files import create_temporary_file, remove_stale_partial_files, token_dtype
 
 __all__ = ["main"]
 
@@ -42,11 +44,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "verify" and not args.encoding:
         args.encoding = ["cl100k_base"]
     try:
-        return int(args.run(args) or 0)
+        with signals_raise():
+            return int(args.run(args) or 0)
     except KeyboardInterrupt:
         # Temporary files are gone already: every writer deletes its own on the way out.
         print("bytebpe: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Terminated as stop:
+        # Likewise for a scheduler's SIGTERM or a closed terminal's SIGHUP.
+        print(f"bytebpe: terminated by {stop}", file=sys.stderr)
+        return stop.exit_status
     except BrokenPipeError:
         # The reader of our stdout left (`bytebpe decode ... | head`): not an error worth a message. Point
         # stdout at /dev/null so that the interpreter's final flush does not fail again.
@@ -65,7 +72,7 @@ def _encode(args: argparse.Namespace) -> int:
     enc = _encoding_of(args)
     summary = datasets.encode_files(
         args.inputs, encoding=enc, output=args.output, field=args.field, lines=args.lines, eot=args.eot,
-        workers=args.workers, format=args.format, skip_bad=args.skip_bad, progress=not args.quiet)
+        workers=args.workers, format=args.format, skip_bad=args.skip_bad, progress=not args.quiet, fsync=args.fsync)
     _say(summary.describe(), args)
     return 0
 
@@ -84,13 +91,28 @@ def _count(args: argparse.Namespace) -> int:
 
 
 def _decode(args: argparse.Namespace) -> int:
-    enc = _encoding_of(args)
-    tokens = _load_tokens(Path(args.tokens), args.dtype or token_dtype(enc.max_token_value).name)
+    prefix = token_outputs.prefix_of(args.tokens)
+    meta = token_outputs.read_meta(prefix)
+    enc = _decode_encoding(args, meta, prefix)
+    tokens_path = Path(args.tokens)
+    if meta is not None:
+        # TOKENS may be the prefix (or the -o name) rather than the tokens file itself.
+        paths = token_outputs.output_paths(prefix, meta.format)  # type: ignore[arg-type]  # checked on reading
+        tokens_path = tokens_path if tokens_path.is_file() else paths.tokens
+        default_offsets = paths.offsets
+        if args.dtype and args.dtype != meta.dtype and not args.force:
+            raise CommandError(f"--dtype {args.dtype} contradicts {prefix}.meta.json, which records {meta.dtype} "
+                               f"(--force to decode anyway)")
+        dtype = args.dtype or meta.dtype
+    else:
+        default_offsets = _offsets_path_for(tokens_path)
+        dtype = args.dtype or token_dtype(enc.max_token_value).name
+    tokens = _load_tokens(tokens_path, dtype)
+    offsets_path = Path(args.offsets) if args.offsets else default_offsets
     out = sys.stdout.buffer
     if args.doc is None:
         spans: Iterator[tuple[int, int]] = iter([(0, len(tokens))])
     else:
-        offsets_path = Path(args.offsets) if args.offsets else _offsets_path_for(Path(args.tokens))
         if not offsets_path.is_file():
             raise CommandError(f"no offsets file {offsets_path} (give it with --offsets)")
         offsets = np.load(offsets_path, mmap_mode="r")
@@ -108,9 +130,46 @@ def _decode(args: argparse.Namespace) -> int:
     return 0
 
 
+def _decode_encoding(args: argparse.Namespace, meta: token_outputs.TokenFilesMeta | None, prefix: str) -> Encoding:
+    """The encoding to decode with: the one asked for, checked against the sidecar; else the recorded one."""
+    if meta is None:
+        if not Path(args.tokens).is_file():
+            raise CommandError(f"tokens file not found: {args.tokens}")
+        if args.encoding is None and args.tokenizer is None:
+            raise CommandError(
+                f"{args.tokens} has no {prefix}.meta.json saying which encoding made it (it comes from an older "
+                f"bytebpe or another tool): give --encoding NAME or --tokenizer FILE")
+        return _encoding_of(args)
+    if args.encoding is None and args.tokenizer is None:
+        if meta.encoding not in registry.list_encoding_names():
+            raise CommandError(f"{args.tokens} was made with {meta.encoding!r}, which is not a named encoding: "
+                               f"give the tokenizer file with --tokenizer FILE")
+        enc = registry.get_encoding(meta.encoding)
+    else:
+        enc = _encoding_of(args)
+    try:
+        token_outputs.check_encoding(meta, enc, where=str(args.tokens))
+    except token_outputs.EncodingMismatchError as error:
+        if not args.force:
+            raise CommandError(f"{error} (--force to decode anyway)") from None
+    return enc
+
+
+def _info(args: argparse.Namespace) -> int:
+    prefix = token_outputs.prefix_of(args.prefix)
+    meta = token_outputs.read_meta(prefix)
+    if meta is None:
+        raise CommandError(f"no {prefix}.meta.json: give the PREFIX that `bytebpe encode -o PREFIX` wrote (outputs "
+                           f"of an older bytebpe have no metadata)")
+    sys.stdout.write(meta.to_json() if args.json else meta.describe() + "\n")
+    return 0
+
+
 def _train(args: argparse.Namespace) -> int:
     import bytebpe
+    from .training import resolve_pattern
 
+    pat_str = resolve_pattern(args.pattern, args.pat_str)    # a mistyped name fails before anything is read
     files = find_input_files(args.inputs)
     special_tokens = _parse_special_tokens(args.special)
     output = Path(args.output)
@@ -122,12 +181,13 @@ def _train(args: argparse.Namespace) -> int:
                                               on_skip=skipped.append):
                 yield text
 
-    enc = bytebpe.train(texts(), args.vocab_size, pattern=args.pattern, special_tokens=special_tokens,
+    enc = bytebpe.train(texts(), args.vocab_size, pat_str=pat_str, special_tokens=special_tokens,
                         min_frequency=args.min_frequency, max_token_length=args.max_token_length,
                         name=args.name, progress=not args.quiet)
     # Saved under a temporary name in the same folder, then renamed: never a half-written tokenizer file.
     output.parent.mkdir(parents=True, exist_ok=True)
     # (ending in the output's own suffix, in case save() picks the file format by it)
+    remove_stale_partial_files(output, suffix=".partial" + output.suffix)
     fd, temp = create_temporary_file(output, suffix=".partial" + output.suffix)
     os.close(fd)
     try:
@@ -321,8 +381,9 @@ def _input_arguments(parser: argparse.ArgumentParser, required: bool = True) -> 
                         help="skip (and count) bad documents instead of stopping at the first")
 
 
-def _encoding_arguments(parser: argparse.ArgumentParser, default: str | None = "cl100k_base") -> None:
-    parser.add_argument("--encoding", default=default, help=f"encoding name (default: {default})")
+def _encoding_arguments(parser: argparse.ArgumentParser, default: str | None = "cl100k_base", note: str = "") -> None:
+    parser.add_argument("--encoding", default=default,
+                        help="encoding name" + (f" (default: {default})" if default else "") + note)
     parser.add_argument("--tokenizer", metavar="FILE", help="a tokenizer file from `bytebpe train` instead")
 
 
@@ -343,14 +404,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bytebpe {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    encode = commands.add_parser("encode", help="encode datasets into PREFIX.tokens.npy + PREFIX.offsets.npy")
+    encode = commands.add_parser(
+        "encode", help="encode datasets into PREFIX.tokens.npy + PREFIX.offsets.npy + PREFIX.meta.json")
     _input_arguments(encode)
     _encoding_arguments(encode, default=None)
     encode.add_argument("--output", "-o", required=True, metavar="PREFIX",
-                        help="writes PREFIX.tokens.npy (or PREFIX.bin) and PREFIX.offsets.npy")
+                        help="writes PREFIX.tokens.npy (or PREFIX.bin), PREFIX.offsets.npy and PREFIX.meta.json; "
+                             "a trailing .tokens.npy/.npy (or .bin with --format bin) is dropped from PREFIX")
     encode.add_argument("--eot", action="store_true", help="end every document with the end-of-text id")
     encode.add_argument("--format", choices=["npy", "bin"], default="npy",
                         help="npy (default) or bin: nanoGPT-style raw PREFIX.bin")
+    encode.add_argument("--fsync", action="store_true",
+                        help="flush the files and their folder to disk before giving them their final names")
     _workers_argument(encode)
     encode.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     encode.set_defaults(run=_encode)
@@ -363,19 +428,30 @@ def _parser() -> argparse.ArgumentParser:
     count.set_defaults(run=_count)
 
     decode = commands.add_parser("decode", help="write the text of a tokens file (or of one document) to stdout")
-    decode.add_argument("tokens", metavar="TOKENS", help="PREFIX.tokens.npy or PREFIX.bin")
-    _encoding_arguments(decode)
+    decode.add_argument("tokens", metavar="TOKENS", help="PREFIX.tokens.npy or PREFIX.bin (or PREFIX)")
+    _encoding_arguments(decode, default=None, note="; default: the one PREFIX.meta.json records")
+    decode.add_argument("--force", action="store_true",
+                        help="decode even with another encoding (or dtype) than PREFIX.meta.json records")
     decode.add_argument("--doc", type=int, default=None, metavar="N", help="only document N (from 0; -1 = last)")
     decode.add_argument("--offsets", metavar="FILE", help="default: PREFIX.offsets.npy beside TOKENS")
     decode.add_argument("--dtype", choices=["uint16", "uint32"],
                         help=".bin files: the id type (default: uint16 when the vocabulary fits, else uint32)")
     decode.set_defaults(run=_decode)
 
+    info = commands.add_parser("info", help="what PREFIX.meta.json says about encoded token files")
+    info.add_argument("prefix", metavar="PREFIX", help="the -o PREFIX of `bytebpe encode` (or one of its files)")
+    info.add_argument("--json", action="store_true", help="print the metadata as JSON")
+    info.set_defaults(run=_info)
+
     train = commands.add_parser("train", help="learn a vocabulary from text files and save it")
     _input_arguments(train)
     train.add_argument("--vocab-size", type=_positive_int, required=True)
     train.add_argument("--output", "-o", required=True, metavar="FILE", help="the tokenizer file to write")
-    train.add_argument("--pattern", default="cl100k_base", help="a known pattern's name or a regex")
+    split = train.add_mutually_exclusive_group()
+    split.add_argument("--pattern", metavar="NAME",
+                       help="split text as this encoding does (default: cl100k_base): "
+                            + ", ".join(registry.ENCODING_SPECS))
+    split.add_argument("--pat-str", metavar="REGEX", help="split text with this regex instead")
     train.add_argument("--special", action="append", metavar="TOKEN[=ID]", help="a special token (repeat)")
     train.add_argument("--min-frequency", type=_positive_int, default=1)
     train.add_argument("--max-token-length", type=_positive_int, default=None)

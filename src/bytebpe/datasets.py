@@ -11,6 +11,7 @@ pattern has a compiled scanner (every named encoding), and while it merges other
 """
 from __future__ import annotations
 
+import datetime
 import functools
 import os
 import queue
@@ -28,7 +29,8 @@ import numpy.typing as npt
 from . import batching
 from .encoding import Encoding
 from .readers import BadDocumentError, InputFile, find_input_files, import_pyarrow_parquet
-from .token_files import TokenFileWriter, token_dtype
+from .token_files import PartialFile, TokenFileWriter, fsync_folder, remove_stale_partial_files, token_dtype
+from .token_outputs import InputRecord, TokenFilesMeta, output_paths, output_prefix, vocabulary_sha256
 
 __all__ = [
     "BadDocumentError",
@@ -81,7 +83,8 @@ class EncodeSummary:
     skipped_examples: list[str] = field(default_factory=list)  # "file:line: reason" of the first few
     seconds: float = 0.0
     files: list[FileStats] = field(default_factory=list)
-    outputs: list[Path] = field(default_factory=list)          # tokens (.npy or .bin) then offsets
+    outputs: list[Path] = field(default_factory=list)          # tokens (.npy or .bin), offsets, metadata
+    removed_leftovers: list[Path] = field(default_factory=list)  # temporary files of dead earlier runs
     dtype: str = ""
 
     @property
@@ -98,6 +101,8 @@ class EncodeSummary:
         if self.skipped:
             lines.append(f"skipped {self.skipped:,} bad documents, first ones:")
             lines.extend(f"  {example}" for example in self.skipped_examples)
+        if self.removed_leftovers:
+            lines.append(f"removed {len(self.removed_leftovers)} temporary files that a stopped earlier run left")
         lines.extend(f"wrote {path}" for path in self.outputs)
         return "\n".join(lines)
 
@@ -108,13 +113,6 @@ class _Batch:
     file_runs: list[tuple[int, int, int]]  # (file index, documents, UTF-8 bytes) of consecutive runs, in order
     bytes: int
     read_position: int                    # bytes (as stored) read from all inputs when the batch closed
-
-
-def output_paths(output: PathLike, format: Format = "npy") -> tuple[Path, Path]:
-    """(tokens file, offsets file) for an output prefix: PREFIX.tokens.npy or PREFIX.bin, PREFIX.offsets.npy."""
-    prefix = os.fspath(output)
-    tokens = f"{prefix}.tokens.npy" if format == "npy" else f"{prefix}.bin"
-    return Path(tokens), Path(f"{prefix}.offsets.npy")
 
 
 def encode_files(
@@ -130,31 +128,43 @@ def encode_files(
     skip_bad: bool = False,
     progress: bool = False,
     batch_bytes: int = DEFAULT_BATCH_BYTES,
+    fsync: bool = False,
 ) -> EncodeSummary:
-    """Encode every document of the input files into ``PREFIX.tokens.npy`` + ``PREFIX.offsets.npy``.
+    """Encode every document of the input files into ``PREFIX.tokens.npy`` + ``PREFIX.offsets.npy``, described
+    by ``PREFIX.meta.json`` (`TokenFilesMeta`; `load_token_files` reads the three back).
 
     Inputs are `.txt` (one document; ``lines=True``: one per line), `.jsonl` (one per line, its `field`)
     and `.parquet` (the `field` column), optionally `.gz`, or folders of them. The tokens array holds every
     document's ids in input order — uint16 when the vocabulary fits, else uint32 — and offsets (int64,
     documents + 1) bound document i as ``tokens[offsets[i]:offsets[i + 1]]``. Special-token text in the
     documents is encoded as ordinary text; ``eot=True`` appends the end-of-text id to each document.
-    ``format="bin"`` writes nanoGPT's raw ``PREFIX.bin`` instead of the tokens `.npy`.
+    ``format="bin"`` writes nanoGPT's raw ``PREFIX.bin`` instead of the tokens `.npy`. `output` is the
+    prefix, or the name of one of the files (``val.bin`` with format "bin"; see `output_prefix`); a folder is
+    a ValueError. The metadata records the encoding's name and vocabulary sha256, the counts, the inputs
+    (path, size), the options, the bytebpe version and the time.
 
     Everything that can be checked is checked before work starts (inputs exist, formats, the encoding,
     `eot`); a bad document raises `BadDocumentError` naming file and line unless `skip_bad`. The output
-    files appear only when complete.
+    files appear only when complete, all three together: until then they are ``.NAME.<pid>.<random>.partial``
+    files, deleted on an error or Ctrl-C; those a killed run left behind (its process gone) are deleted when
+    the next run writes the same output. ``fsync=True`` flushes the files and their folder to disk too.
     """
     if format not in ("npy", "bin"):
         raise ValueError(f"format must be 'npy' or 'bin', got {format!r}")
+    prefix = output_prefix(output, format)
     files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes)
     eot_id = _eot_id(enc) if eot else None
     dtype = token_dtype(enc.max_token_value)
-    tokens_path, offsets_path = output_paths(output, format)
-    tokens_path.parent.mkdir(parents=True, exist_ok=True)
+    paths = output_paths(prefix, format)
+    paths.tokens.parent.mkdir(parents=True, exist_ok=True)
+    sha256 = vocabulary_sha256(enc)
 
     summary = EncodeSummary(dtype=dtype.name)
-    with TokenFileWriter(tokens_path, dtype, format) as tokens_out, \
-            TokenFileWriter(offsets_path, np.int64) as offsets_out:
+    for path in paths:
+        summary.removed_leftovers += remove_stale_partial_files(path)
+    with TokenFileWriter(paths.tokens, dtype, format, fsync=fsync) as tokens_out, \
+            TokenFileWriter(paths.offsets, np.int64, fsync=fsync) as offsets_out, \
+            PartialFile(paths.meta, fsync=fsync) as meta_out:
         offsets_out.write(np.zeros(1, np.int64))
 
         def write(ids: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64]) -> None:
@@ -163,9 +173,28 @@ def encode_files(
 
         _run(files, enc, summary, write, field=field, lines=lines, eot_id=eot_id, workers=workers,
              skip_bad=skip_bad, progress=progress, batch_bytes=batch_bytes, desc="encode")
-        _commit_together(tokens_out, offsets_out)
-    summary.outputs = [tokens_path, offsets_path]
+        meta = _meta(summary, files, enc, sha256, format=format, eot_id=eot_id, field=field, lines=lines)
+        meta_out.write_bytes(meta.to_json().encode("utf-8"))
+        # The sidecar last: once it is there, so are the arrays it describes.
+        _commit_together(tokens_out, offsets_out, meta_out)
+    if fsync:
+        fsync_folder(paths.tokens.parent)   # the renames themselves
+    summary.outputs = list(paths)
     return summary
+
+
+def _meta(summary: EncodeSummary, files: list[InputFile], enc: Encoding, sha256: str, *, format: Format,
+          eot_id: int | None, field: str, lines: bool) -> TokenFilesMeta:
+    from . import __version__
+
+    inputs = tuple(InputRecord(os.path.abspath(file.path), file.size, stats.documents, stats.tokens, stats.skipped)
+                   for file, stats in zip(files, summary.files))
+    created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return TokenFilesMeta(
+        encoding=enc.name, vocabulary_sha256=sha256, n_vocab=enc.n_vocab, dtype=summary.dtype, format=format,
+        documents=summary.documents, tokens=summary.tokens, bytes=summary.bytes, skipped=summary.skipped,
+        eot=eot_id is not None, eot_token=eot_id, field=field, lines=lines, inputs=inputs,
+        bytebpe_version=__version__, created=created)
 
 
 def count_files(
@@ -334,7 +363,7 @@ def _append_eot(
     return np.insert(ids, offsets[1:], np.uint32(eot_id)), offsets + np.arange(n_docs + 1)
 
 
-def _commit_together(*writers: TokenFileWriter) -> None:
+def _commit_together(*writers: PartialFile) -> None:
     """Rename every writer's file to its final name; if one rename fails, take back those already done."""
     done: list[Path] = []
     try:

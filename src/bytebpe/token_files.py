@@ -10,19 +10,23 @@ file system) once complete: a failed or interrupted run never leaves a file that
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
     "NPY_HEADER_BYTES",
+    "PartialFile",
     "TokenFileWriter",
     "create_temporary_file",
+    "fsync_folder",
     "npy_header",
+    "remove_stale_partial_files",
     "token_dtype",
 ]
 
@@ -31,6 +35,8 @@ __all__ = [
 # possible dict text is ~80 characters (a 20-digit length).
 NPY_HEADER_BYTES = 128
 _NPY_MAGIC = b"\x93NUMPY\x01\x00"   # format version 1.0: a 2-byte little-endian header length follows
+
+_Partial = TypeVar("_Partial", bound="PartialFile")
 
 
 def token_dtype(max_token_value: int) -> np.dtype:
@@ -55,55 +61,95 @@ def npy_header(dtype: npt.DTypeLike, length: int) -> bytes:
 
 
 def create_temporary_file(final_path: Path, suffix: str = ".partial") -> tuple[int, Path]:
-    """Create ``.NAME.<random><suffix>`` beside `final_path`; returns (open file descriptor, its path).
+    """Create ``.NAME.<pid>.<random><suffix>`` beside `final_path`; returns (open file descriptor, its path).
 
     Beside it, so that the final rename cannot cross file systems; a dot name, so that it is not taken for
-    a result. Unlike `tempfile.mkstemp` (always 0600) the mode is the usual 0666 less the umask, so the
-    finished file has the permissions any other new file would have.
+    a result; the process id, so that a later run can tell a dead run's leftovers from a live run's files
+    (`remove_stale_partial_files`). Unlike `tempfile.mkstemp` (always 0600) the mode is the usual 0666
+    less the umask, so the finished file has the permissions any other new file would have.
     """
     while True:
-        temp = final_path.with_name(f".{final_path.name}.{secrets.token_hex(6)}{suffix}")
+        temp = final_path.with_name(f".{final_path.name}.{os.getpid()}.{secrets.token_hex(6)}{suffix}")
         try:
             return os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), temp
         except FileExistsError:
             continue
 
 
-class TokenFileWriter:
-    """Appends 1-D arrays of one dtype to a temporary file; `commit` gives it its final name.
+def remove_stale_partial_files(final_path: Path, suffix: str = ".partial") -> list[Path]:
+    """Delete the temporary files of `final_path` (see `create_temporary_file`) whose process is gone.
 
-    ``kind="npy"`` writes a `.npy` file (header reserved now, finalized in `commit`); ``kind="bin"`` writes
-    the raw little-endian items only (nanoGPT's `train.bin`: read back with ``np.memmap(path, dtype)``).
-    Use as a context manager: leaving the block without `commit` (an error, Ctrl-C) deletes the temporary
-    file, and nothing is left under the final name.
+    A killed run (SIGKILL, a crash, a power cut) cannot clean up after itself; the next run of the same
+    output does. A file whose process is alive, or may be (another user's), is never touched; so is a
+    name without a process id, which is not ours to judge. Returns the paths removed.
+    """
+    pattern = re.compile(r"\." + re.escape(final_path.name) + r"\.(\d+)\.[0-9a-f]+" + re.escape(suffix) + r"\Z")
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(final_path.parent))
+    except FileNotFoundError:
+        return removed
+    for entry in entries:
+        match = pattern.match(entry.name)
+        if match is None or _process_alive(int(match.group(1))):
+            continue
+        try:
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+        except FileNotFoundError:   # another run cleaned it meanwhile
+            pass
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)     # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True         # it exists but is not ours, or the number is odd: leave the file alone
+    return True
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make the renames inside `folder` durable (POSIX: the directory entry lives in the folder)."""
+    if os.name != "posix":  # Windows cannot open a folder; NTFS journals renames itself
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class PartialFile:
+    """A file written under a temporary name beside its final one; `commit` gives it the final name.
+
+    Use as a context manager: leaving the block without `commit` (an error, Ctrl-C, SIGTERM) deletes the
+    temporary file, and nothing is left under the final name. With ``fsync=True`` the data reaches the
+    disk before the rename, so that a power cut after it cannot leave a complete-looking empty file.
     """
 
-    def __init__(self, path: str | os.PathLike[str], dtype: npt.DTypeLike,
-                 kind: Literal["npy", "bin"] = "npy") -> None:
-        if kind not in ("npy", "bin"):
-            raise ValueError(f"kind must be 'npy' or 'bin', got {kind!r}")
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
         self.path = Path(path)
-        self.dtype = np.dtype(dtype).newbyteorder("<")
-        self.kind = kind
-        self.length = 0     # items written so far
+        self.fsync = fsync
         fd, self.temp_path = create_temporary_file(self.path)
         self._file = os.fdopen(fd, "wb")
-        if kind == "npy":
-            self._file.write(npy_header(self.dtype, 0))
 
-    def write(self, items: npt.ArrayLike) -> None:
-        """Append `items` (converted to this file's dtype; the caller guarantees they fit)."""
-        array = np.ascontiguousarray(items, dtype=self.dtype)
-        if array.ndim != 1:
-            raise ValueError(f"expected a 1-D array, got shape {array.shape}")
-        self._file.write(memoryview(array).cast("B"))
-        self.length += len(array)
+    def write_bytes(self, data: bytes | memoryview) -> None:
+        self._file.write(data)
+
+    def _finish(self) -> None:
+        """What a subclass writes last, just before the file is closed and renamed."""
 
     def commit(self) -> Path:
-        """Finish the file (final `.npy` header) and rename it to its final name; returns that path."""
-        if self.kind == "npy":
-            self._file.seek(0)
-            self._file.write(npy_header(self.dtype, self.length))
+        """Finish the file and rename it to its final name; returns that path."""
+        self._finish()
+        self._file.flush()
+        if self.fsync:
+            os.fsync(self._file.fileno())
         self._file.close()
         os.replace(self.temp_path, self.path)
         return self.path
@@ -117,10 +163,42 @@ class TokenFileWriter:
         except FileNotFoundError:
             pass
 
-    def __enter__(self) -> TokenFileWriter:
+    def __enter__(self: _Partial) -> _Partial:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         if exc_type is not None or not self._file.closed:
             self.discard()
+
+
+class TokenFileWriter(PartialFile):
+    """Appends 1-D arrays of one dtype to a temporary file; `commit` gives it its final name.
+
+    ``kind="npy"`` writes a `.npy` file (header reserved now, finalized in `commit`); ``kind="bin"`` writes
+    the raw little-endian items only (nanoGPT's `train.bin`: read back with ``np.memmap(path, dtype)``).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], dtype: npt.DTypeLike,
+                 kind: Literal["npy", "bin"] = "npy", *, fsync: bool = False) -> None:
+        if kind not in ("npy", "bin"):
+            raise ValueError(f"kind must be 'npy' or 'bin', got {kind!r}")
+        super().__init__(path, fsync=fsync)
+        self.dtype = np.dtype(dtype).newbyteorder("<")
+        self.kind = kind
+        self.length = 0     # items written so far
+        if kind == "npy":
+            self._file.write(npy_header(self.dtype, 0))
+
+    def write(self, items: npt.ArrayLike) -> None:
+        """Append `items` (converted to this file's dtype; the caller guarantees they fit)."""
+        array = np.ascontiguousarray(items, dtype=self.dtype)
+        if array.ndim != 1:
+            raise ValueError(f"expected a 1-D array, got shape {array.shape}")
+        self._file.write(memoryview(array).cast("B"))
+        self.length += len(array)
+
+    def _finish(self) -> None:
+        if self.kind == "npy":
+            self._file.seek(0)
+            self._file.write(npy_header(self.dtype, self.length))

@@ -48,29 +48,45 @@ MERGE_STEP = 512
 MAX_TOKEN_ID = 2**31 - 2
 # Files are read and cut into documents of about this many characters.
 FILE_CHUNK_CHARS = 1 << 20
+# A split regex must cut at least one (non-empty) piece out of this, or it is refused (see resolve_pattern).
+PROBE_TEXT = "hello world 123"
 
 
 class EmptyCorpusWarning(UserWarning):
     """The texts held no pre-token pair to merge: the vocabulary is the 256 single bytes (plus specials)."""
 
 
-def resolve_pattern(pattern: str) -> str:
-    """The split pattern for `pattern`: a named encoding's pattern (e.g. "cl100k_base", "gpt2") or a regex.
+def resolve_pattern(pattern: str | None = None, pat_str: str | None = None) -> str:
+    """The split regex for `train`: a named encoding's pattern (`pattern`, default "cl100k_base"), or a regex
+    of your own given explicitly as `pat_str`.
 
-    A name wins over the same string read as a regex. A regex that does not compile is a ValueError.
+    A name is never read as a regex: a mistyped one ("cl100k") would otherwise train on whatever that regex
+    happens to match. An unknown name, a regex that does not compile, or one that cuts no piece out of
+    PROBE_TEXT (its tokenizer would encode everything as []) is a ValueError.
     """
-    if not isinstance(pattern, str):
-        raise TypeError(f"pattern must be a str (an encoding name or a regex), got {type(pattern).__name__}")
-    spec = ENCODING_SPECS.get(pattern)
-    if spec is not None:
+    if pattern is not None and pat_str is not None:
+        raise ValueError("give pattern= (a known name) or pat_str= (a regex), not both")
+    if pat_str is None:
+        name = "cl100k_base" if pattern is None else pattern
+        if not isinstance(name, str):
+            raise TypeError(f"pattern must be a str (a known pattern's name), got {type(name).__name__}")
+        spec = ENCODING_SPECS.get(name)
+        if spec is None:
+            raise ValueError(f"unknown pattern name {name!r}: known names are {', '.join(ENCODING_SPECS)}; for a "
+                             f"regex of your own, give it as pat_str= (--pat-str on the command line)")
         return spec.pattern
-    if not pattern:
-        raise ValueError("pattern must not be empty")
+    if not isinstance(pat_str, str):
+        raise TypeError(f"pat_str must be a str (a regex), got {type(pat_str).__name__}")
+    if not pat_str:
+        raise ValueError("pat_str must not be empty")
     try:
-        _compile_pattern(pattern)
+        _compile_pattern(pat_str)
     except ValueError as error:
-        raise ValueError(f"pattern {pattern!r} is neither a known encoding name nor a valid regex: {error}") from None
-    return pattern
+        raise ValueError(f"pat_str {pat_str!r} is not a valid regex: {error}") from None
+    if not any(pretokenizer_for(pat_str)(PROBE_TEXT)):
+        raise ValueError(f"pat_str {pat_str!r} cuts no piece out of {PROBE_TEXT!r}: nothing would be learned, and "
+                         f"the tokenizer would encode such text as []")
+    return pat_str
 
 
 def pretokenizer_for(pat_str: str) -> Pretokenizer:
@@ -295,7 +311,8 @@ def train(
     texts: Iterable[str],
     vocab_size: int,
     *,
-    pattern: str = "cl100k_base",
+    pattern: str | None = None,
+    pat_str: str | None = None,
     special_tokens: Sequence[str] | Mapping[str, int] | None = None,
     min_frequency: int = 1,
     max_token_length: int | None = None,
@@ -305,8 +322,9 @@ def train(
     """Learn a byte-level BPE vocabulary of `vocab_size` tokens from `texts`; returns a ready `Encoding`.
 
     `texts` is any iterable of str (a generator over a huge file is fine: only distinct pre-tokens are
-    kept). `pattern` is a named encoding's split pattern ("gpt2", "r50k_base", "p50k_base",
-    "cl100k_base", "o200k_base", ...) or any regex for the `regex` module. `special_tokens` is a list of
+    kept). The text is split with `pattern`, the name of an encoding whose split pattern to use ("gpt2",
+    "r50k_base", "p50k_base", "cl100k_base" (the default), "o200k_base", ...), or with `pat_str`, any regex
+    for the `regex` module (see `resolve_pattern` for what is refused). `special_tokens` is a list of
     str (their ids follow the merges, in order) or a mapping str -> id. `vocab_size` counts the 256 bytes,
     the merges and the special tokens. See the module docstring for the tie rule, `min_frequency` and
     `max_token_length`. When the corpus runs out of pairs the vocabulary is smaller, with a warning.
@@ -315,7 +333,7 @@ def train(
     >>> enc.decode(enc.encode("lowest"))                                   # doctest: +SKIP
     'lowest'
     """
-    pat_str = resolve_pattern(pattern)
+    pat_str = resolve_pattern(pattern, pat_str)
     # Everything is checked before the (possibly long) pass over the texts.
     _plan_special_tokens(special_tokens, vocab_size)
     _check_options(min_frequency, max_token_length, name)

@@ -1,0 +1,350 @@
+"""An encoded dataset on disk: its file names, the metadata sidecar that says what made it, loading it back.
+
+`bytebpe encode -o PREFIX` / `encode_files(output=PREFIX)` write three files, committed together:
+
+    PREFIX.tokens.npy (or PREFIX.bin)   every document's ids, back to back (uint16 or uint32)
+    PREFIX.offsets.npy                  int64, documents + 1: document i is tokens[offsets[i]:offsets[i + 1]]
+    PREFIX.meta.json                    `TokenFilesMeta`: encoding, vocabulary sha256, counts, inputs, ...
+
+Ids mean nothing without the vocabulary that made them, so the sidecar records the encoding's name and the
+sha256 of its mergeable ranks in tiktoken's text format (`vocabulary_sha256`): for the named encodings that is
+the sha256 of the official `.tiktoken` file, so the record can be checked against tiktoken's own pins.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .encoding import Encoding
+
+__all__ = [
+    "EncodingMismatchError",
+    "InputRecord",
+    "OutputPaths",
+    "TokenFiles",
+    "TokenFilesMeta",
+    "check_encoding",
+    "load_token_files",
+    "output_paths",
+    "output_prefix",
+    "prefix_of",
+    "ranks_sha256",
+    "read_meta",
+    "vocabulary_sha256",
+]
+
+Format = Literal["npy", "bin"]
+META_SUFFIX = ".meta.json"
+# The sidecar's own format: a reader refuses a newer one rather than misread it.
+META_VERSION = 1
+# Suffixes of the files of a set, longest first: any of them names the set (for decode, info, the loader).
+_SET_SUFFIXES = (".tokens.npy", ".offsets.npy", META_SUFFIX, ".bin")
+
+
+class OutputPaths(NamedTuple):
+    tokens: Path        # PREFIX.tokens.npy or PREFIX.bin
+    offsets: Path       # PREFIX.offsets.npy
+    meta: Path          # PREFIX.meta.json
+
+
+def output_prefix(output: str | os.PathLike[str], format: Format = "npy") -> str:
+    """The prefix that `-o OUTPUT` / `output=` names: OUTPUT itself, less the name of a file of the set.
+
+    A trailing ``.tokens.npy``, ``.offsets.npy`` or ``.meta.json``, or the tokens file's own suffix (``.bin``
+    for format "bin", ``.npy`` for "npy"), is dropped, so that a suffix is never doubled: ``-o val.bin --format
+    bin`` writes val.bin. The other format's suffix is an error (``-o val.bin`` with format "npy"), and so is
+    a folder (an existing one, or a name ending in a separator): it says what to give instead.
+
+    >>> output_prefix("out/val.bin", "bin"), output_prefix("out/val.npy"), output_prefix("out/val.v2")
+    ('out/val', 'out/val', 'out/val.v2')
+    """
+    text = os.fspath(output)
+    if not text:
+        raise ValueError("output must not be empty: give a prefix such as out/train")
+    if text.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)) or os.path.isdir(text):
+        example = os.path.join(text.rstrip("/" + os.sep) or "/", "train")
+        raise ValueError(f"output {text!r} is a folder: give a prefix for the file names in it, e.g. {example} "
+                         f"(writes {example}{_tokens_suffix(format)}, {example}.offsets.npy and "
+                         f"{example}{META_SUFFIX})")
+    own = (".tokens.npy", ".offsets.npy", META_SUFFIX, f".{format}")   # longest first
+    other = ".npy" if format == "bin" else ".bin"
+    lowered = text.lower()
+    suffix = next((suffix for suffix in own if lowered.endswith(suffix)), "")
+    if not suffix and lowered.endswith(other):
+        raise ValueError(f"output {text!r} ends in {other}, but the format is {format}: give --format "
+                         f"{other[1:]} (format={other[1:]!r}), or a prefix without {other}")
+    prefix = text[: len(text) - len(suffix)]
+    if not os.path.basename(prefix):
+        raise ValueError(f"output {text!r} has no name before {suffix}: give a prefix such as "
+                         f"{os.path.join(os.path.dirname(prefix), 'train')}")
+    return prefix
+
+
+def _tokens_suffix(format: Format) -> str:
+    return ".tokens.npy" if format == "npy" else ".bin"
+
+
+def output_paths(prefix: str | os.PathLike[str], format: Format = "npy") -> OutputPaths:
+    """The files of the set named `prefix`, taken as is (`output_prefix` applies `-o`'s rules first)."""
+    prefix = os.fspath(prefix)
+    return OutputPaths(Path(prefix + _tokens_suffix(format)), Path(f"{prefix}.offsets.npy"), Path(prefix + META_SUFFIX))
+
+
+def prefix_of(path: str | os.PathLike[str]) -> str:
+    """The prefix of a set from its prefix, the name `-o` was given, or the name of any of its files.
+
+    A name that is not a file is first read as `-o` reads it (`output_prefix`, either format) and taken if
+    that set's metadata exists; otherwise a trailing name of a file of the set is dropped.
+
+    >>> prefix_of("out/train.tokens.npy"), prefix_of("out/train.bin"), prefix_of("out/train")
+    ('out/train', 'out/train', 'out/train')
+    """
+    text = os.fspath(path)
+    if not os.path.isfile(text):
+        for format in ("npy", "bin"):
+            try:
+                prefix = output_prefix(text, format)     # type: ignore[arg-type]
+            except ValueError:
+                continue
+            if os.path.isfile(prefix + META_SUFFIX):
+                return prefix
+    for suffix in _SET_SUFFIXES:
+        if text.endswith(suffix):
+            return text[: -len(suffix)]
+    return text
+
+
+# ==== the vocabulary's fingerprint ================================================================
+
+
+def vocabulary_sha256(enc: Encoding) -> str:
+    """sha256 of `enc`'s mergeable ranks written as a `.tiktoken` file (`ranks_sha256`), once per Encoding.
+
+    For an encoding the registry built, that is the sha256 pinned for its `.tiktoken` file (`_pinned_sha256`),
+    taken as is: hashing the ranks again costs 0.1 s (cl100k_base) to 0.2 s (o200k_base), a quarter of a
+    `bytebpe encode` run on a few megabytes.
+    """
+    cached = enc.__dict__.get("_vocabulary_sha256")
+    if cached is None:
+        cached = _pinned_sha256(enc) or ranks_sha256(enc._mergeable_ranks)
+        enc.__dict__["_vocabulary_sha256"] = cached
+    return cached
+
+
+def ranks_sha256(mergeable_ranks: Mapping[bytes, int]) -> str:
+    """sha256 of `mergeable_ranks` written as a `.tiktoken` file (base64 token, space, rank; by rank)."""
+    import hashlib      # imported where needed, as in vocab_io
+
+    from .vocab_io import dump_tiktoken_bpe_bytes
+
+    return hashlib.sha256(dump_tiktoken_bpe_bytes(mergeable_ranks)).hexdigest()
+
+
+def _pinned_sha256(enc: Encoding) -> str | None:
+    """The pinned sha256 of the `.tiktoken` file with `enc`'s ranks, if the registry built `enc`; else None.
+
+    The registry checked what it loaded against that pin (the bundled copies against digests recorded from
+    files that matched it), and an official file is byte for byte what `ranks_sha256` hashes (tested).
+    """
+    from . import registry
+
+    # Only the built-in names have pins (an encoding another package declares is registered too, unpinned).
+    if enc.name not in registry.ENCODING_SPECS or registry.registered_encoding(enc.name) is not enc:
+        return None
+    # `bundled` names the .tiktoken file holding the same ranks (gpt2's data gym files give r50k_base's).
+    filename = f"{registry.encoding_spec(enc.name).bundled}.tiktoken"
+    return next((file.sha256 for spec in registry.ENCODING_SPECS.values() for file in spec.files
+                 if file.filename == filename), None)
+
+
+# ==== the sidecar =================================================================================
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    """One input file of the set, as it was when encoded."""
+
+    path: str           # absolute
+    size: int           # bytes on disk
+    documents: int
+    tokens: int
+    skipped: int = 0
+
+
+@dataclass(frozen=True)
+class TokenFilesMeta:
+    """What `PREFIX.meta.json` records about a set of token files."""
+
+    encoding: str               # the Encoding's name ("cl100k_base", or a trained tokenizer's)
+    vocabulary_sha256: str      # see `vocabulary_sha256`
+    n_vocab: int
+    dtype: str                  # "uint16" or "uint32"
+    format: str                 # "npy" (PREFIX.tokens.npy) or "bin" (PREFIX.bin)
+    documents: int
+    tokens: int                 # end-of-text ids included
+    bytes: int                  # UTF-8 bytes of the documents' text
+    skipped: int                # bad documents left out (--skip-bad)
+    eot: bool                   # whether every document ends with the end-of-text id
+    eot_token: int | None       # that id when `eot`
+    field: str                  # the JSONL field / Parquet column read
+    lines: bool                 # .txt files: one document per line
+    inputs: tuple[InputRecord, ...]
+    bytebpe_version: str
+    created: str                # UTC, ISO 8601 ("2026-11-30T11:35:00Z")
+    meta_version: int = META_VERSION
+    extra: Mapping[str, Any] = field(default_factory=dict)   # keys this version does not know, kept as read
+
+    def to_json(self) -> str:
+        record = asdict(self)
+        record.update(record.pop("extra"))
+        return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "metadata") -> TokenFilesMeta:
+        """Parse a sidecar; a ValueError names `source` and what is wrong."""
+        try:
+            record = json.loads(text)
+        except ValueError as error:
+            raise ValueError(f"{source}: not valid JSON ({error})") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{source}: expected a JSON object")
+        version = record.get("meta_version")
+        if not isinstance(version, int) or version > META_VERSION:
+            raise ValueError(f"{source}: meta_version {version!r} is not one this bytebpe reads "
+                             f"(up to {META_VERSION}); upgrade bytebpe")
+        known = {f.name for f in fields(cls)} - {"extra"}
+        missing = sorted(known - record.keys() - {"meta_version"})
+        if missing:
+            raise ValueError(f"{source}: missing {', '.join(missing)}")
+        values = {name: record[name] for name in known}
+        try:
+            values["inputs"] = tuple(InputRecord(**item) for item in record["inputs"])
+        except TypeError as error:
+            raise ValueError(f"{source}: bad 'inputs' entry ({error})") from None
+        for name in ("n_vocab", "documents", "tokens", "bytes", "skipped"):
+            if not isinstance(values[name], int) or values[name] < 0:
+                raise ValueError(f"{source}: {name} must be a non-negative integer, got {values[name]!r}")
+        for name in ("encoding", "vocabulary_sha256", "field", "bytebpe_version", "created"):
+            if not isinstance(values[name], str):
+                raise ValueError(f"{source}: {name} must be a string, got {values[name]!r}")
+        if not isinstance(values["eot"], bool) or not isinstance(values["lines"], bool):
+            raise ValueError(f"{source}: eot and lines must be true or false")
+        if values["dtype"] not in ("uint16", "uint32") or values["format"] not in ("npy", "bin"):
+            raise ValueError(f"{source}: unknown dtype {values['dtype']!r} or format {values['format']!r}")
+        return cls(**values, extra={k: v for k, v in record.items() if k not in known})
+
+    def describe(self) -> str:
+        """Human-readable lines: what `bytebpe info` prints."""
+        eot = f"yes (id {self.eot_token})" if self.eot else "no"
+        lines = [
+            f"encoding           {self.encoding} ({self.n_vocab:,} ids)",
+            f"vocabulary sha256  {self.vocabulary_sha256}",
+            f"tokens             {self.tokens:,} {self.dtype} ({self.format})",
+            f"documents          {self.documents:,}" + (f" ({self.skipped:,} bad ones skipped)" if self.skipped else ""),
+            f"bytes              {self.bytes:,} of UTF-8 text"
+            + (f" ({self.bytes / self.tokens:.3f} bytes/token)" if self.tokens else ""),
+            f"end-of-text ids    {eot}",
+            f"made by            bytebpe {self.bytebpe_version} at {self.created}",
+            f"inputs             {len(self.inputs)} file(s)" + (":" if self.inputs else ""),
+        ]
+        lines.extend(f"  {item.path} ({item.size:,} bytes, {item.documents:,} documents)" for item in self.inputs)
+        return "\n".join(lines)
+
+
+def read_meta(prefix: str | os.PathLike[str]) -> TokenFilesMeta | None:
+    """The sidecar of the set `prefix` (or of any of its files); None when it has none (made by a bytebpe
+    that wrote no metadata)."""
+    path = Path(prefix_of(prefix) + META_SUFFIX)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text ({error})") from None
+    return TokenFilesMeta.from_json(text, str(path))
+
+
+class EncodingMismatchError(ValueError):
+    """Token files were made with another vocabulary than the one about to read them."""
+
+
+def check_encoding(meta: TokenFilesMeta, enc: Encoding, where: str = "this set of token files") -> None:
+    """Raise EncodingMismatchError unless `enc` is the encoding recorded in `meta` (same name and ranks)."""
+    if enc.name != meta.encoding:
+        raise EncodingMismatchError(f"{where} was made with {meta.encoding!r}, not {enc.name!r}")
+    if vocabulary_sha256(enc) != meta.vocabulary_sha256:
+        raise EncodingMismatchError(
+            f"{where} was made with a vocabulary {meta.encoding!r} of sha256 {meta.vocabulary_sha256}, but "
+            f"this {enc.name!r} has {vocabulary_sha256(enc)}")
+
+
+# ==== loading =====================================================================================
+
+
+@dataclass(frozen=True)
+class TokenFiles:
+    """A set of token files, loaded: arrays memory-mapped (read-only), metadata parsed.
+
+    >>> data = bytebpe.load_token_files("out/train")            # doctest: +SKIP
+    >>> data.document(0), data.meta.encoding                    # doctest: +SKIP
+    (memmap([9906, 1917], dtype=uint32), 'cl100k_base')
+    """
+
+    tokens: np.ndarray          # 1-D uint16/uint32, memory-mapped
+    offsets: np.ndarray         # 1-D int64, documents + 1, memory-mapped
+    meta: TokenFilesMeta
+    paths: OutputPaths
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def document(self, index: int) -> np.ndarray:
+        """The ids of document `index` (negative counts from the end)."""
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"document {index} is out of range: there are {n}")
+        index %= n
+        return self.tokens[int(self.offsets[index]):int(self.offsets[index + 1])]
+
+
+def load_token_files(prefix: str | os.PathLike[str]) -> TokenFiles:
+    """Load the set written by `encode_files(output=prefix)` (or name any of its files).
+
+    Checks that the arrays are what the sidecar says (dtype, lengths); a set without a sidecar (made by a
+    bytebpe that wrote none) is a FileNotFoundError saying so.
+    """
+    name = prefix_of(prefix)
+    meta = read_meta(name)
+    if meta is None:
+        raise FileNotFoundError(f"{name + META_SUFFIX} not found: load_token_files needs the metadata that "
+                                f"bytebpe encode writes beside the tokens (older outputs have none; load "
+                                f"them with numpy)")
+    paths = output_paths(name, meta.format)  # type: ignore[arg-type]  # checked in from_json
+    if meta.format == "npy":
+        tokens = np.load(paths.tokens, mmap_mode="r")
+    elif meta.tokens:
+        tokens = np.memmap(paths.tokens, dtype=np.dtype(meta.dtype).newbyteorder("<"), mode="r")
+    else:   # np.memmap refuses an empty file
+        paths.tokens.stat()
+        tokens = np.zeros(0, np.dtype(meta.dtype))
+    offsets = np.load(paths.offsets, mmap_mode="r")
+    check_arrays(meta, tokens, offsets, name)
+    return TokenFiles(tokens, offsets, meta, paths)
+
+
+def check_arrays(meta: TokenFilesMeta, tokens: np.ndarray, offsets: np.ndarray, where: str) -> None:
+    """A ValueError unless the arrays have the shapes and dtypes `meta` records (no other run's files)."""
+    problems = []
+    if tokens.ndim != 1 or tokens.dtype != np.dtype(meta.dtype) or len(tokens) != meta.tokens:
+        problems.append(f"tokens are {tokens.dtype} {tokens.shape}, recorded {meta.dtype} ({meta.tokens},)")
+    if offsets.ndim != 1 or offsets.dtype != np.int64 or len(offsets) != meta.documents + 1:
+        problems.append(f"offsets are {offsets.dtype} {offsets.shape}, recorded int64 ({meta.documents + 1},)")
+    if problems:
+        raise ValueError(f"{where}: the files do not match {where + META_SUFFIX}: " + "; ".join(problems))
