@@ -214,7 +214,10 @@ def test_ctrl_c_sigterm_and_sighup_stop_with_128_plus_the_signal_and_remove_the_
         tmp_path, big_jsonl, signum, status, message):
     out = tmp_path / "out"
     out.mkdir()
-    process = start_encode_and_wait_for_partial_output(big_jsonl, out)
+    # As from a terminal: the signal's default disposition, whatever this test run inherited (a shell starts
+    # background jobs with SIGINT ignored, and Python then never raises KeyboardInterrupt).
+    process = start_encode_and_wait_for_partial_output(
+        big_jsonl, out, preexec_fn=lambda: signal.signal(signum, signal.SIG_DFL))
     try:
         process.send_signal(signum)
         _, stderr = process.communicate(timeout=60)

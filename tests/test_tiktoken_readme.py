@@ -24,7 +24,10 @@ NOT_API = {
 
 
 def readme_python_blocks() -> list[str]:
-    readme = importlib.metadata.metadata("tiktoken").get_payload()    # the long description
+    metadata = importlib.metadata.metadata("tiktoken")
+    # The long description: the message body, or the Description field where an importlib_metadata backport
+    # (which some packages import, e.g. through awkward) has replaced importlib.metadata's reader.
+    readme = metadata.get_payload() or metadata.get("Description")
     assert readme and "Extending tiktoken" in readme, "tiktoken's package metadata carries no README"
     return re.findall(r"```(?:python)?\n(.*?)```", readme, flags=re.DOTALL)
 
