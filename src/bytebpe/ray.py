@@ -1,0 +1,240 @@
+"""Tokenizing Ray Data datasets with bytebpe: the ids of the local encoders, on every node of a cluster.
+
+    import ray, bytebpe.ray
+    ds = ray.data.read_json("s3://bucket/docs/")                   # any dataset with a text column
+    ds = bytebpe.ray.tokenize(ds, "o200k_base", eot=True)           # + a "tokens" column: list<uint32>
+    bytebpe.ray.write_token_files(ds_of_texts, "out/train", encoding="o200k_base")    # `bytebpe encode`'s files
+
+`tokenize` runs `map_batches` with a callable class, so each Ray worker builds the encoding once: a named
+encoding travels as its name (the worker loads its bundled vocabulary), any other by value. Batches go in and
+out as Arrow tables; the token column is an Arrow list array made from the flat ids and offsets of
+`encode_batch_to_numpy`, with no Python object per token (uint16 when the vocabulary fits, else uint32).
+
+`write_token_files` streams a dataset of texts through `tokenize` to the driver, in the dataset's order, and
+writes exactly the files `bytebpe encode` writes (PREFIX.tokens.npy or .bin, PREFIX.offsets.npy,
+PREFIX.meta.json), committed together: for the same documents in the same order the arrays are byte for byte
+the local command's. If the job fails, nothing that looks complete is left.
+
+Ray is an optional dependency (`pip install 'bytebpe[ray]'`), imported only when these are called.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from .encoding import Encoding
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import ray.data
+
+__all__ = ["tokenize", "write_token_files"]
+
+# The column of UTF-8 byte counts that write_token_files asks of the workers (for the metadata), dropped after.
+_BYTES_COLUMN = "__bytebpe_bytes"
+
+
+def _import_ray() -> Any:
+    try:
+        import ray.data
+    except ImportError:
+        raise ImportError("bytebpe.ray needs Ray Data: pip install 'bytebpe[ray]' (ray[data])") from None
+    return ray
+
+
+def _encoding(encoding: str | os.PathLike[str] | Encoding) -> Encoding:
+    """An Encoding from a name, a file saved by Encoding.save / `bytebpe train`, or an Encoding."""
+    if isinstance(encoding, Encoding):
+        return encoding
+    if isinstance(encoding, os.PathLike) or (isinstance(encoding, str) and Path(encoding).is_file()):
+        from .serialization import load
+
+        return load(encoding)
+    if isinstance(encoding, str):
+        from .registry import get_encoding
+
+        return get_encoding(encoding)
+    raise TypeError(f"encoding must be a name, a saved encoding's path or an Encoding, got {type(encoding).__name__}")
+
+
+class _TokenizeBatch:
+    """What each Ray worker runs: built once per worker (so the encoding loads once), called per batch."""
+
+    def __init__(self, encoding: Encoding, column: str, output_column: str, eot_id: int | None,
+                 allowed_special: Literal["all"] | Collection[str], num_threads: int, keep_input: bool,
+                 count_bytes: bool) -> None:
+        import pyarrow as pa
+
+        self.encoding = encoding
+        self.column, self.output_column = column, output_column
+        self.eot_id, self.allowed_special, self.num_threads = eot_id, allowed_special, num_threads
+        self.keep_input, self.count_bytes = keep_input, count_bytes
+        value_type = pa.uint16() if encoding.max_token_value < 2**16 else pa.uint32()
+        self.list_type, self.value_dtype = pa.list_(value_type), value_type.to_pandas_dtype()
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        import pyarrow as pa
+
+        if self.column not in batch.column_names:
+            raise KeyError(f"bytebpe.ray.tokenize: the dataset has no column {self.column!r} "
+                           f"(its columns: {', '.join(batch.column_names)})")
+        texts = batch.column(self.column).to_pylist()
+        for row, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"bytebpe.ray.tokenize: column {self.column!r} holds a "
+                                f"{type(text).__name__} in row {row} of a batch, not a str")
+        # Special-token text is ordinary text in a dataset (as `bytebpe encode` and encode_ordinary treat it),
+        # unless allowed_special names tokens to encode as themselves.
+        ids, offsets = self.encoding.encode_batch_to_numpy(
+            texts, num_threads=self.num_threads, allowed_special=self.allowed_special, disallowed_special=())
+        if self.eot_id is not None:
+            from .datasets import _append_eot
+
+            ids, offsets = _append_eot(ids, offsets, self.eot_id)
+        if offsets[-1] >= 2**31:
+            raise ValueError("bytebpe.ray.tokenize: a batch holds 2**31 tokens or more; use a smaller batch_size")
+        tokens = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)),
+                                          pa.array(ids.astype(self.value_dtype, copy=False)), type=self.list_type)
+        out = batch if self.keep_input else pa.table({})
+        if self.output_column in out.column_names:
+            out = out.drop_columns([self.output_column])
+        out = out.append_column(self.output_column, tokens) if out.num_columns else pa.table(
+            {self.output_column: tokens})
+        if self.count_bytes:
+            out = out.append_column(_BYTES_COLUMN, pa.array(
+                [len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass")) for text in texts],
+                pa.int64()))
+        return out
+
+
+def tokenize(
+    ds: ray.data.Dataset,
+    encoding: str | os.PathLike[str] | Encoding,
+    *,
+    column: str = "text",
+    output_column: str = "tokens",
+    eot: bool = False,
+    allowed_special: Literal["all"] | Collection[str] = frozenset(),
+    batch_size: int = 1024,
+    num_cpus: float = 1,
+    concurrency: int | tuple[int, int] | None = None,
+) -> ray.data.Dataset:
+    """`ds` with an `output_column` of token ids (Arrow list<uint16> or list<uint32>) for its `column` of text.
+
+    Each document's ids are the local `Encoding`'s, special-token text encoded as ordinary text unless named in
+    `allowed_special` ("all", or a set of tokens); ``eot=True`` appends the end-of-text id. `encoding` is a
+    name (loaded on each worker), the path of a saved encoding, or an Encoding (sent by value unless it is a
+    named one). Each worker runs `num_cpus` encoding threads; `concurrency` is Ray's (workers, or a range).
+    """
+    ray = _import_ray()
+    enc = _encoding(encoding)
+    return ds.map_batches(
+        _TokenizeBatch,
+        fn_constructor_kwargs=_worker_kwargs(enc, column, output_column, eot, allowed_special, num_cpus,
+                                             keep_input=True, count_bytes=False),
+        batch_format="pyarrow", batch_size=batch_size, num_cpus=num_cpus, compute=_actor_pool(ray, concurrency))
+
+
+def _actor_pool(ray: Any, concurrency: int | tuple[int, int] | None) -> Any:
+    """Ray's pool of workers for the callable class: `concurrency` workers, a (min, max) range, or autoscaling
+    from one up to what the cluster has (None)."""
+    if concurrency is None:
+        return ray.data.ActorPoolStrategy(min_size=1, max_size=None)
+    if isinstance(concurrency, int):
+        return ray.data.ActorPoolStrategy(size=concurrency)
+    low, high = concurrency
+    return ray.data.ActorPoolStrategy(min_size=low, max_size=high)
+
+
+def _worker_kwargs(enc: Encoding, column: str, output_column: str, eot: bool,
+                   allowed_special: Literal["all"] | Collection[str], num_cpus: float, *, keep_input: bool,
+                   count_bytes: bool) -> dict[str, Any]:
+    from .datasets import _eot_id
+
+    if not isinstance(column, str) or not column or not isinstance(output_column, str) or not output_column:
+        raise ValueError("column and output_column must be non-empty strings")
+    if allowed_special != "all":
+        allowed_special = frozenset(allowed_special)
+        unknown = allowed_special - enc.special_tokens_set
+        if unknown:
+            raise ValueError(f"allowed_special names tokens {sorted(unknown)} that {enc.name} does not have")
+    if num_cpus <= 0:
+        raise ValueError(f"num_cpus must be positive, got {num_cpus!r}")
+    return {"encoding": enc, "column": column, "output_column": output_column,
+            "eot_id": _eot_id(enc) if eot else None, "allowed_special": allowed_special,
+            "num_threads": max(1, int(num_cpus)), "keep_input": keep_input, "count_bytes": count_bytes}
+
+
+def write_token_files(
+    ds: ray.data.Dataset,
+    output: str | os.PathLike[str],
+    *,
+    encoding: str | os.PathLike[str] | Encoding,
+    column: str = "text",
+    eot: bool = False,
+    format: Literal["npy", "bin"] = "npy",
+    batch_size: int = 1024,
+    num_cpus: float = 1,
+    concurrency: int | tuple[int, int] | None = None,
+    fsync: bool = False,
+) -> Any:
+    """Tokenize `ds` on the cluster and write `bytebpe encode`'s files for it at `output` (a prefix, as there):
+    the ids of every document in the dataset's order, the offsets, and the metadata sidecar. Returns the
+    `TokenFilesMeta` written. The files appear together when complete; a failure leaves none."""
+    import datetime
+
+    ray = _import_ray()
+    from . import __version__
+    from .datasets import _commit_together
+    from .token_files import PartialFile, TokenFileWriter, fsync_folder, remove_stale_partial_files, token_dtype
+    from .token_outputs import TokenFilesMeta, output_paths, output_prefix, vocabulary_sha256
+
+    if format not in ("npy", "bin"):
+        raise ValueError(f"format must be 'npy' or 'bin', got {format!r}")
+    enc = _encoding(encoding)
+    paths = output_paths(output_prefix(output, format), format)
+    kwargs = _worker_kwargs(enc, column, "tokens", eot, frozenset(), num_cpus, keep_input=False, count_bytes=True)
+    dtype = token_dtype(enc.max_token_value)
+    paths.tokens.parent.mkdir(parents=True, exist_ok=True)
+    for path in paths:
+        remove_stale_partial_files(path)
+    tokenized = ds.map_batches(_TokenizeBatch, fn_constructor_kwargs=kwargs, batch_format="pyarrow",
+                               batch_size=batch_size, num_cpus=num_cpus, compute=_actor_pool(ray, concurrency))
+    # The files hold the documents in the dataset's order. A dataset keeps the DataContext it was made with
+    # (shared with `ds`, not the global one), so the option is set there, and put back afterwards.
+    options = tokenized.context.execution_options
+    preserved = options.preserve_order
+    options.preserve_order = True
+    documents = tokens = n_bytes = 0
+    try:
+        with TokenFileWriter(paths.tokens, dtype, format, fsync=fsync) as tokens_out, \
+                TokenFileWriter(paths.offsets, np.int64, fsync=fsync) as offsets_out, \
+                PartialFile(paths.meta, fsync=fsync) as meta_out:
+            offsets_out.write(np.zeros(1, np.int64))
+            for batch in tokenized.iter_batches(batch_format="pyarrow", batch_size=None):
+                lists = batch.column("tokens").combine_chunks()
+                offsets = lists.offsets.to_numpy().astype(np.int64)
+                ids = lists.values.to_numpy()[offsets[0]:offsets[-1]]
+                offsets_out.write(offsets[1:] - offsets[0] + tokens_out.length)
+                tokens_out.write(ids)
+                documents += len(lists)
+                tokens += int(offsets[-1] - offsets[0])
+                n_bytes += int(np.asarray(batch.column(_BYTES_COLUMN).to_numpy()).sum())
+            created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace(
+                "+00:00", "Z")
+            meta = TokenFilesMeta(
+                encoding=enc.name, vocabulary_sha256=vocabulary_sha256(enc), n_vocab=enc.n_vocab, dtype=dtype.name,
+                format=format, documents=documents, tokens=tokens, bytes=n_bytes, skipped=0, eot=eot,
+                eot_token=kwargs["eot_id"], field=column, lines=False, inputs=(), bytebpe_version=__version__,
+                created=created, extra={"engine": "ray", "input_files": list(ds.input_files())})
+            meta_out.write_bytes(meta.to_json().encode("utf-8"))
+            _commit_together(tokens_out, offsets_out, meta_out)
+    finally:
+        options.preserve_order = preserved
+    if fsync:
+        fsync_folder(paths.tokens.parent)
+    return meta

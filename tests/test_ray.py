@@ -1,0 +1,145 @@
+"""bytebpe.ray on a local Ray cluster this module starts (2 CPUs): the token column holds the local encoder's ids,
+and write_token_files writes the arrays `bytebpe encode` writes, byte for byte, for the same documents — read by
+Ray from the shared corpora's JSONL and a Parquet copy, with and without end-of-text ids; bad input fails
+with nothing left behind; a worker killed mid-job is retried and the output is still the same.
+
+Slow (Ray's start takes ~10 s): `.ci/run` runs it; `pip install '.[ray]'` to run it elsewhere.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bytebpe
+
+pytestmark = pytest.mark.slow
+
+CORPORA = ["docs_english.jsonl", "docs_code.jsonl", "docs_multilingual.jsonl"]
+
+
+@pytest.fixture(scope="module")
+def ray():
+    if os.environ.get("BYTEBPE_REQUIRE_DATA") == "1":
+        import ray          # CI installs the `ray` extra: its absence is a failure there
+    else:
+        ray = pytest.importorskip("ray", reason="needs Ray Data: pip install 'bytebpe[ray]'")
+    import ray.data
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray
+    ray.shutdown()
+
+
+def texts_of(path: Path) -> list[str]:
+    return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+def test_the_token_column_holds_the_local_ids_as_an_arrow_list_of_the_smallest_fitting_type(ray, corpus_dir):
+    import bytebpe.ray
+
+    texts = texts_of(corpus_dir / "docs_multilingual.jsonl")[:200]
+    ds = ray.data.from_items([{"text": text, "n": i} for i, text in enumerate(texts)])
+    for name, value_type in [("gpt2", "uint16"), ("o200k_base", "uint32")]:
+        enc = bytebpe.get_encoding(name)
+        tokenized = bytebpe.ray.tokenize(ds, name, eot=True)
+        batch = tokenized.take_batch(5, batch_format="pyarrow")
+        assert str(batch.column("tokens").type) == f"list<item: {value_type}>"
+        rows = tokenized.take_all()
+        assert sorted(row["n"] for row in rows) == list(range(len(texts)))      # other columns are kept
+        for row in rows:
+            assert list(row["tokens"]) == enc.encode_ordinary(texts[row["n"]]) + [enc.eot_token]
+
+
+def test_special_token_text_is_ordinary_unless_allowed(ray):
+    import bytebpe.ray
+
+    enc = bytebpe.get_encoding("cl100k_base")
+    ds = ray.data.from_items([{"body": "a <|endoftext|> b"}])
+    (ordinary,) = bytebpe.ray.tokenize(ds, enc, column="body", output_column="ids").take_all()
+    (special,) = bytebpe.ray.tokenize(ds, enc, column="body", output_column="ids",
+                                      allowed_special={"<|endoftext|>"}).take_all()
+    assert list(ordinary["ids"]) == enc.encode_ordinary("a <|endoftext|> b")
+    assert list(special["ids"]) == enc.encode("a <|endoftext|> b", allowed_special="all")
+    with pytest.raises(ValueError, match="does not have"):
+        bytebpe.ray.tokenize(ds, enc, column="body", allowed_special={"<|im_start|>"})
+
+
+def test_a_trained_encoding_travels_by_value_from_its_saved_file(ray, tmp_path):
+    import bytebpe.ray
+
+    mine = bytebpe.train(["hello world, hello bytebpe"] * 20, 300, name="mine_for_ray")
+    mine.save(tmp_path / "mine.json")
+    ds = ray.data.from_items([{"text": "hello world"}])
+    (row,) = bytebpe.ray.tokenize(ds, str(tmp_path / "mine.json")).take_all()
+    assert list(row["tokens"]) == mine.encode_ordinary("hello world")
+
+
+@pytest.mark.parametrize("eot", [False, True])
+@pytest.mark.parametrize("source", ["jsonl", "parquet"])
+def test_write_token_files_gives_the_local_commands_arrays_byte_for_byte(ray, corpus_dir, tmp_path, eot, source):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import bytebpe.ray
+
+    inputs = [corpus_dir / name for name in CORPORA]
+    local = bytebpe.encode_files(inputs, encoding="o200k_base", output=tmp_path / "local" / "o", eot=eot)
+    if source == "jsonl":
+        ds = ray.data.read_json([str(path) for path in inputs])
+    else:
+        (tmp_path / "parquet").mkdir()
+        for i, path in enumerate(inputs):
+            pq.write_table(pa.table({"text": texts_of(path)}), tmp_path / "parquet" / f"{i}.parquet")
+        ds = ray.data.read_parquet(sorted(str(path) for path in (tmp_path / "parquet").iterdir()))
+    meta = bytebpe.ray.write_token_files(ds, tmp_path / "ray" / "o", encoding="o200k_base", eot=eot,
+                                         batch_size=100)
+    for suffix in (".tokens.npy", ".offsets.npy"):
+        assert (tmp_path / "ray" / f"o{suffix}").read_bytes() == (tmp_path / "local" / f"o{suffix}").read_bytes()
+    recorded = bytebpe.load_token_files(tmp_path / "ray" / "o").meta
+    assert recorded == meta
+    for key in ("encoding", "vocabulary_sha256", "n_vocab", "dtype", "documents", "tokens", "bytes", "eot",
+                "eot_token"):
+        assert getattr(meta, key) == getattr(local, key) if hasattr(local, key) else True
+    assert (meta.documents, meta.tokens, meta.bytes) == (local.documents, local.tokens, local.bytes)
+    assert meta.extra["engine"] == "ray"
+    assert sorted(os.listdir(tmp_path / "ray")) == ["o.meta.json", "o.offsets.npy", "o.tokens.npy"]
+
+
+def test_bad_input_fails_naming_the_column_and_leaves_nothing(ray, tmp_path):
+    import bytebpe.ray
+
+    ds = ray.data.from_items([{"text": "fine"}, {"text": None}, {"text": "also fine"}])
+    with pytest.raises(Exception, match="holds a NoneType in row"):
+        bytebpe.ray.write_token_files(ds, tmp_path / "o", encoding="gpt2")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(Exception, match="no column 'body'"):
+        bytebpe.ray.write_token_files(ray.data.from_items([{"text": "x"}]), tmp_path / "o", encoding="gpt2",
+                                      column="body")
+    assert list(tmp_path.iterdir()) == []
+
+
+def die_once(batch, marker: str):
+    """A step before tokenizing whose worker process dies the first time it runs (the marker says so)."""
+    if not os.path.exists(marker):
+        Path(marker).write_text("died")
+        os._exit(1)
+    return batch
+
+
+def test_a_worker_killed_mid_job_is_retried_and_the_output_is_unchanged(ray, corpus_dir, tmp_path):
+    import bytebpe.ray
+
+    path = corpus_dir / "docs_code.jsonl"
+    local = bytebpe.encode_files(path, encoding="cl100k_base", output=tmp_path / "local" / "o")
+    ds = ray.data.read_json(str(path)).map_batches(die_once, fn_kwargs={"marker": str(tmp_path / "marker")},
+                                                   batch_size=200)
+    bytebpe.ray.write_token_files(ds, tmp_path / "ray" / "o", encoding="cl100k_base", batch_size=200)
+    assert (tmp_path / "marker").read_text() == "died"      # a worker did die
+    for suffix in (".tokens.npy", ".offsets.npy"):
+        assert (tmp_path / "ray" / f"o{suffix}").read_bytes() == (tmp_path / "local" / f"o{suffix}").read_bytes()
+    assert local.documents == int(np.load(tmp_path / "ray" / "o.offsets.npy").size - 1)
