@@ -359,6 +359,13 @@ class Encoding:
 
         save_encoding(self, path)
 
+    def to_tokenizer_json(self, path: str | os.PathLike[str]) -> None:
+        """Write this encoding as a Hugging Face `tokenizer.json`: HF `tokenizers` (and `transformers`'
+        `PreTrainedTokenizerFast(tokenizer_file=path)`) loads it and gives this encoding's ids (hf_json.py)."""
+        from .hf_json import write_tokenizer_json
+
+        write_tokenizer_json(self, path)
+
     # ==== derived encodings and pickling =========================================================
 
     def with_special_tokens(self, special_tokens: Mapping[str, int], *, name: str | None = None) -> Encoding:
