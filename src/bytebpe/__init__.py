@@ -30,6 +30,7 @@ from .vocab_io import (
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from .datasets import EncodeSummary, FileStats, count_files, encode_files
+    from .piece_counts import count_pieces, load_piece_counts, save_piece_counts, train_from_counts
     from .readers import BadDocumentError
     from .token_outputs import EncodingMismatchError, TokenFiles, TokenFilesMeta, load_token_files
 
@@ -51,6 +52,7 @@ __all__ = [
     "VocabularyHashError",
     "VocabularyNotFoundError",
     "count_files",
+    "count_pieces",
     "data_gym_to_mergeable_bpe_ranks",
     "dump_tiktoken_bpe",
     "encode_files",
@@ -60,8 +62,11 @@ __all__ = [
     "list_encoding_names",
     "load",
     "load_tiktoken_bpe",
+    "load_piece_counts",
     "load_token_files",
+    "save_piece_counts",
     "train",
+    "train_from_counts",
     "train_from_files",
 ]
 
@@ -77,6 +82,10 @@ _LAZY_NAMES = {
     "TokenFiles": "token_outputs",
     "TokenFilesMeta": "token_outputs",
     "load_token_files": "token_outputs",
+    "count_pieces": "piece_counts",
+    "load_piece_counts": "piece_counts",
+    "save_piece_counts": "piece_counts",
+    "train_from_counts": "piece_counts",
 }
 
 
