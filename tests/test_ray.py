@@ -29,6 +29,13 @@ def ray():
         ray = pytest.importorskip("ray", reason="needs Ray Data: pip install 'bytebpe[ray]'")
     import ray.data
 
+    # Ray's file listing checks each path's filesystem on several threads at once, each importing
+    # fsspec.implementations.http on first use: a thread can find the module half-initialized and fail with
+    # "cannot import name 'HTTPFileSystem'" (seen in CI, Ray 2.60). Importing it once here first avoids the race.
+    try:
+        import fsspec.implementations.http  # noqa: F401
+    except ImportError:
+        pass
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield ray
