@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,12 +31,14 @@ def ray():
     import ray.data
 
     # Ray's file listing checks each path's filesystem on several threads at once, each importing
-    # fsspec.implementations.http on first use: a thread can find the module half-initialized and fail with
-    # "cannot import name 'HTTPFileSystem'" (seen in CI, Ray 2.60). Importing it once here first avoids the race.
+    # fsspec.implementations.http (which needs aiohttp, absent here) and catching only ModuleNotFoundError:
+    # a thread that finds another's half-done import gets "cannot import name 'HTTPFileSystem'" instead, and
+    # the read fails (seen in CI, Ray 2.60). A failed import is not cached, so the race recurs; None in
+    # sys.modules caches it: every later import raises ModuleNotFoundError at once, as Ray expects.
     try:
         import fsspec.implementations.http  # noqa: F401
     except ImportError:
-        pass
+        sys.modules["fsspec.implementations.http"] = None
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield ray
