@@ -30,7 +30,7 @@ from .vocab_io import (
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from .datasets import EncodeSummary, FileStats, count_files, encode_files
-    from .readers import BadDocumentError
+    from .readers import BadDocumentError, ReadTally
     from .token_outputs import EncodingMismatchError, TokenFiles, TokenFilesMeta, load_token_files
 
 __version__ = "0.1.0"
@@ -44,6 +44,7 @@ __all__ = [
     "EncodingMismatchError",
     "FileStats",
     "InvalidTokenError",
+    "ReadTally",
     "TokenFiles",
     "TokenFilesMeta",
     "UnknownEncodingError",
@@ -69,6 +70,7 @@ __all__ = [
 # that `import bytebpe` stays as light as tiktoken's.
 _LAZY_NAMES = {
     "BadDocumentError": "readers",
+    "ReadTally": "readers",
     "EncodeSummary": "datasets",
     "FileStats": "datasets",
     "count_files": "datasets",

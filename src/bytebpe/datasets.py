@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from . import batching
 from .encoding import Encoding
-from .readers import BadDocumentError, InputFile, find_input_files, import_pyarrow_parquet
+from .readers import BadDocumentError, InputFile, check_read_options, find_input_files
 from .token_files import PartialFile, TokenFileWriter, fsync_folder, remove_stale_partial_files, token_dtype
 from .token_outputs import InputRecord, TokenFilesMeta, output_paths, output_prefix, vocabulary_sha256
 
@@ -81,6 +81,10 @@ class EncodeSummary:
     tokens: int = 0
     skipped: int = 0
     skipped_examples: list[str] = field(default_factory=list)  # "file:line: reason" of the first few
+    replaced: int = 0               # documents in which errors="replace" replaced bad bytes with U+FFFD
+    replaced_bytes: int = 0
+    replaced_examples: list[str] = field(default_factory=list)
+    ignored: list[Path] = field(default_factory=list)          # files of unknown kind in folders (ignore_unknown)
     seconds: float = 0.0
     files: list[FileStats] = field(default_factory=list)
     outputs: list[Path] = field(default_factory=list)          # tokens (.npy or .bin), offsets, metadata
@@ -91,6 +95,23 @@ class EncodeSummary:
     def bytes_per_token(self) -> float:
         return self.bytes / self.tokens if self.tokens else 0.0
 
+    def losses(self) -> list[str]:
+        """What was left out or changed (skipped documents, replaced bytes, ignored files), one line each plus
+        examples: the command line prints these even with --quiet."""
+        lines = []
+        if self.skipped:
+            lines.append(f"skipped {self.skipped:,} bad documents, first ones:")
+            lines.extend(f"  {example}" for example in self.skipped_examples)
+        if self.replaced:
+            lines.append(f"replaced {self.replaced_bytes:,} invalid UTF-8 bytes with U+FFFD in {self.replaced:,} "
+                         f"documents, first ones:")
+            lines.extend(f"  {example}" for example in self.replaced_examples)
+        if self.ignored:
+            lines.append(f"ignored {len(self.ignored):,} files of unknown format: "
+                         + ", ".join(map(str, self.ignored[:SKIPPED_EXAMPLES]))
+                         + (", ..." if len(self.ignored) > SKIPPED_EXAMPLES else ""))
+        return lines
+
     def describe(self) -> str:
         """A few human-readable lines: what `bytebpe encode` prints at the end."""
         rate = self.bytes / self.seconds / 1e6 if self.seconds else 0.0
@@ -98,9 +119,7 @@ class EncodeSummary:
             f"{self.documents:,} documents, {self.bytes:,} bytes, {self.tokens:,} tokens "
             f"({self.bytes_per_token:.3f} bytes/token) in {self.seconds:.2f} s ({rate:.1f} MB/s)"
         ]
-        if self.skipped:
-            lines.append(f"skipped {self.skipped:,} bad documents, first ones:")
-            lines.extend(f"  {example}" for example in self.skipped_examples)
+        lines += self.losses()
         if self.removed_leftovers:
             lines.append(f"removed {len(self.removed_leftovers)} temporary files that a stopped earlier run left")
         lines.extend(f"wrote {path}" for path in self.outputs)
@@ -129,12 +148,18 @@ def encode_files(
     progress: bool = False,
     batch_bytes: int = DEFAULT_BATCH_BYTES,
     fsync: bool = False,
+    errors: str = "strict",
+    ignore_unknown: bool = False,
+    stdin_format: str = "txt",
 ) -> EncodeSummary:
     """Encode every document of the input files into ``PREFIX.tokens.npy`` + ``PREFIX.offsets.npy``, described
     by ``PREFIX.meta.json`` (`TokenFilesMeta`; `load_token_files` reads the three back).
 
-    Inputs are `.txt` (one document; ``lines=True``: one per line), `.jsonl` (one per line, its `field`)
-    and `.parquet` (the `field` column), optionally `.gz`, or folders of them. The tokens array holds every
+    Inputs are read by `readers` (see there): `.txt` (one document; ``lines=True``: one per line), `.jsonl` /
+    `.ndjson` (one per line, its `field`), `.json` (an array of objects or strings), `.parquet` (the `field`
+    column), the text formats optionally `.gz`/`.bz2`/`.xz`/`.zst`, ``-`` for standard input (as
+    `stdin_format`), or folders of them (a file of another kind is an error unless `ignore_unknown`).
+    Bad UTF-8 is an error, or with ``errors="replace"`` U+FFFD, counted in the summary. The tokens array holds every
     document's ids in input order — uint16 when the vocabulary fits, else uint32 — and offsets (int64,
     documents + 1) bound document i as ``tokens[offsets[i]:offsets[i + 1]]``. Special-token text in the
     documents is encoded as ordinary text; ``eot=True`` appends the end-of-text id to each document.
@@ -152,7 +177,8 @@ def encode_files(
     if format not in ("npy", "bin"):
         raise ValueError(f"format must be 'npy' or 'bin', got {format!r}")
     prefix = output_prefix(output, format)
-    files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes)
+    files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes, lines=lines, errors=errors,
+                                   ignore_unknown=ignore_unknown, stdin_format=stdin_format)
     eot_id = _eot_id(enc) if eot else None
     dtype = token_dtype(enc.max_token_value)
     paths = output_paths(prefix, format)
@@ -172,7 +198,7 @@ def encode_files(
             tokens_out.write(ids)
 
         _run(files, enc, summary, write, field=field, lines=lines, eot_id=eot_id, workers=workers,
-             skip_bad=skip_bad, progress=progress, batch_bytes=batch_bytes, desc="encode")
+             skip_bad=skip_bad, errors=errors, progress=progress, batch_bytes=batch_bytes, desc="encode")
         meta = _meta(summary, files, enc, sha256, format=format, eot_id=eot_id, field=field, lines=lines)
         meta_out.write_bytes(meta.to_json().encode("utf-8"))
         # The sidecar last: once it is there, so are the arrays it describes.
@@ -187,7 +213,8 @@ def _meta(summary: EncodeSummary, files: list[InputFile], enc: Encoding, sha256:
           eot_id: int | None, field: str, lines: bool) -> TokenFilesMeta:
     from . import __version__
 
-    inputs = tuple(InputRecord(os.path.abspath(file.path), file.size, stats.documents, stats.tokens, stats.skipped)
+    inputs = tuple(InputRecord(file.label if file.is_stdin else os.path.abspath(file.path), file.size,
+                               stats.documents, stats.tokens, stats.skipped)
                    for file, stats in zip(files, summary.files))
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
     return TokenFilesMeta(
@@ -207,12 +234,16 @@ def count_files(
     skip_bad: bool = False,
     progress: bool = False,
     batch_bytes: int = DEFAULT_BATCH_BYTES,
+    errors: str = "strict",
+    ignore_unknown: bool = False,
+    stdin_format: str = "txt",
 ) -> EncodeSummary:
     """Like `encode_files` without writing anything: documents, bytes and tokens, per file and in total."""
-    files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes)
+    files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes, lines=lines, errors=errors,
+                                   ignore_unknown=ignore_unknown, stdin_format=stdin_format)
     summary = EncodeSummary(dtype=token_dtype(enc.max_token_value).name)
     _run(files, enc, summary, None, field=field, lines=lines, eot_id=None, workers=workers,
-         skip_bad=skip_bad, progress=progress, batch_bytes=batch_bytes, desc="count")
+         skip_bad=skip_bad, errors=errors, progress=progress, batch_bytes=batch_bytes, desc="count")
     return summary
 
 
@@ -224,6 +255,7 @@ def iter_batches(
     skip_bad: bool = False,
     on_skip: Callable[[BadDocumentError], None] | None = None,
     batch_bytes: int = DEFAULT_BATCH_BYTES,
+    errors: str = "strict",
 ) -> Iterator[tuple[list[str], list[tuple[int, int]]]]:
     """Documents of `files` in batches of about `batch_bytes`: ``(texts, [(file index, line), ...])``.
 
@@ -233,7 +265,8 @@ def iter_batches(
     where: list[tuple[int, int]] = []
     size = 0
     for index, file in enumerate(files):
-        for text, line in file.documents(field=field, lines=lines, skip_bad=skip_bad, on_skip=on_skip):
+        for text, line in file.documents(field=field, lines=lines, skip_bad=skip_bad, errors=errors,
+                                         on_skip=on_skip):
             texts.append(text)
             where.append((index, line))
             size += len(text)
@@ -249,14 +282,11 @@ def iter_batches(
 
 def _prepare(
     paths: PathLike | Sequence[PathLike], encoding: str | Encoding, field: str, workers: int | None,
-    batch_bytes: int,
+    batch_bytes: int, *, lines: bool, errors: str, ignore_unknown: bool, stdin_format: str,
 ) -> tuple[list[InputFile], Encoding, int]:
     """Every check that can be made before work starts; returns (input files, encoding, workers)."""
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    files = find_input_files(paths)
-    if any(file.format == "parquet" for file in files):
-        import_pyarrow_parquet()
+    files = find_input_files(paths, ignore_unknown=ignore_unknown, stdin_format=stdin_format)
+    check_read_options(files, lines=lines, errors=errors)
     if isinstance(encoding, str):
         from .registry import get_encoding
 
@@ -294,14 +324,18 @@ def _run(
     eot_id: int | None,
     workers: int,
     skip_bad: bool,
+    errors: str,
     progress: bool,
     batch_bytes: int,
     desc: str,
 ) -> None:
     """Read, encode (and `write`) every batch, filling `summary`; the reader thread is always stopped."""
     summary.files = [FileStats(file.path) for file in files]
+    summary.ignored = list(getattr(files, "ignored", []))
     start = time.perf_counter()
-    bar = _progress_bar(sum(file.size for file in files), desc) if progress else None
+    # Standard input has no size: the bar then counts bytes without a total.
+    total = None if any(file.is_stdin for file in files) else sum(file.size for file in files)
+    bar = _progress_bar(total, desc) if progress else None
 
     def on_skip(index: int, error: BadDocumentError) -> None:      # called on the reader thread
         summary.skipped += 1
@@ -309,8 +343,14 @@ def _run(
         if len(summary.skipped_examples) < SKIPPED_EXAMPLES:
             summary.skipped_examples.append(str(error))
 
-    reader = _BatchReader(files, field=field, lines=lines, skip_bad=skip_bad, on_skip=on_skip,
-                          batch_bytes=batch_bytes)
+    def on_replace(notice: BadDocumentError, n_bytes: int) -> None:     # called on the reader thread
+        summary.replaced += 1
+        summary.replaced_bytes += n_bytes
+        if len(summary.replaced_examples) < SKIPPED_EXAMPLES:
+            summary.replaced_examples.append(str(notice))
+
+    reader = _BatchReader(files, field=field, lines=lines, skip_bad=skip_bad, errors=errors, on_skip=on_skip,
+                          on_replace=on_replace, batch_bytes=batch_bytes)
     shown = 0
     try:
         for batch in reader:
@@ -375,7 +415,7 @@ def _commit_together(*writers: PartialFile) -> None:
         raise
 
 
-def _progress_bar(total_bytes: int, desc: str) -> Any:
+def _progress_bar(total_bytes: int | None, desc: str) -> Any:
     from tqdm import tqdm  # a runtime dependency, imported only when a bar is wanted
 
     return tqdm(total=total_bytes, desc=desc, unit="B", unit_scale=True, unit_divisor=1000,
@@ -391,10 +431,11 @@ class _BatchReader:
 
     _DONE = object()
 
-    def __init__(self, files: list[InputFile], *, field: str, lines: bool, skip_bad: bool,
-                 on_skip: Callable[[int, BadDocumentError], None], batch_bytes: int) -> None:
+    def __init__(self, files: list[InputFile], *, field: str, lines: bool, skip_bad: bool, errors: str,
+                 on_skip: Callable[[int, BadDocumentError], None],
+                 on_replace: Callable[[BadDocumentError, int], None], batch_bytes: int) -> None:
         self._files = files
-        self._options = dict(field=field, lines=lines, skip_bad=skip_bad)
+        self._options = dict(field=field, lines=lines, skip_bad=skip_bad, errors=errors, on_replace=on_replace)
         self._on_skip = on_skip
         self._batch_bytes = batch_bytes
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=PREFETCH_BATCHES)
