@@ -149,3 +149,122 @@ def test_lines_with_a_jsonl_is_an_error_not_ignored(tmp_path, capsys):
         bytebpe.train_from_files(tmp_path / "d.jsonl", 260, lines=True)
     assert cli.main(["count", str(tmp_path / "d.jsonl"), "--lines", "-q"]) == 1
     assert "applies to .txt files only" in capsys.readouterr().err
+
+
+# ==== item 6: formats ==============================================================================
+
+TEXTS = ["first document", "second, with ünïcödé", "third\nspans lines"]
+
+
+def compress(data: bytes, path: Path) -> Path:
+    import bz2
+    import gzip
+    import lzma
+
+    import zstandard    # in the `test` extra: a missing zstandard fails here, it is never skipped
+
+    codec = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress,
+             ".zst": zstandard.ZstdCompressor().compress}[path.suffix.lower()]
+    path.write_bytes(codec(data))
+    return path
+
+
+@pytest.mark.parametrize("name", ["d.jsonl", "d.ndjson", "d.json", "strings.json", "d.jsonl.gz", "d.ndjson.bz2",
+                                  "d.json.xz", "d.jsonl.zst", "d.JSONL.ZST"])
+def test_every_json_format_and_compression_gives_the_same_documents(tmp_path, name):
+    lines = "".join(json.dumps({"text": text}) + "\n" for text in TEXTS).encode()
+    array = json.dumps([{"text": text} for text in TEXTS], indent=1).encode()
+    if name.startswith("strings"):
+        data = json.dumps(TEXTS).encode()
+    else:
+        data = array if ".json." in name.lower() + "." else lines
+    path = tmp_path / name
+    if name.lower().endswith((".gz", ".bz2", ".xz", ".zst")):
+        compress(data, path)
+    else:
+        path.write_bytes(data)
+    assert documents_of(path) == TEXTS
+    summary = bytebpe.count_files(path, encoding="gpt2")
+    assert summary.documents == 3
+
+
+@pytest.mark.parametrize("name", ["a.txt", "a.txt.gz", "a.txt.bz2", "a.txt.xz", "a.txt.zst"])
+def test_a_bom_is_dropped_from_every_text_format(tmp_path, name):
+    text = "a document\nof two lines\n"
+    data = b"\xef\xbb\xbf" + text.encode()
+    path = compress(data, tmp_path / name) if not name.endswith(".txt") else tmp_path / name
+    if name.endswith(".txt"):
+        path.write_bytes(data)
+    assert documents_of(path) == [text]
+    assert documents_of(path, lines=True) == ["a document", "of two lines"]
+    assert documents_of(path, cut=True) == [text]
+    (tmp_path / "b.jsonl").write_bytes(b"\xef\xbb\xbf" + json.dumps({"text": "x"}).encode() + b"\n")
+    assert documents_of(tmp_path / "b.jsonl") == ["x"]
+    (tmp_path / "c.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(["y"]).encode())
+    assert documents_of(tmp_path / "c.json") == ["y"]
+
+
+def test_a_json_file_must_hold_one_array_and_bad_items_are_named_by_line(tmp_path):
+    (tmp_path / "obj.json").write_text('{"text": "one object"}')
+    with pytest.raises(BadDocumentError, match=r"obj\.json:1: a \.json input must hold one array"):
+        documents_of(tmp_path / "obj.json")
+    (tmp_path / "items.json").write_text('[\n {"text": "good"},\n 42,\n {"body": "x"},\n "fine"\n]\n')
+    with pytest.raises(BadDocumentError, match=r"items\.json:3: expected a JSON object or string, got int"):
+        documents_of(tmp_path / "items.json")
+    skipped: list[BadDocumentError] = []
+    (file,) = readers.find_input_files(tmp_path / "items.json")
+    assert [t for t, _ in file.documents(skip_bad=True, on_skip=skipped.append)] == ["good", "fine"]
+    assert [error.line for error in skipped] == [3, 4]
+    (tmp_path / "broken.json").write_text('[\n "a",\n "b" "c"\n]')
+    with pytest.raises(BadDocumentError, match=r"broken\.json:3: not valid JSON"):
+        documents_of(tmp_path / "broken.json")
+
+
+def test_a_zst_input_without_zstandard_is_an_error_naming_the_extra(tmp_path, monkeypatch, capsys):
+    path = compress(b'{"text": "x"}\n', tmp_path / "d.jsonl.zst")
+    monkeypatch.setitem(__import__("sys").modules, "zstandard", None)     # as if it were not installed
+    with pytest.raises(ImportError, match=r"pip install 'bytebpe\[zstd\]'"):
+        bytebpe.encode_files(path, encoding="gpt2", output=tmp_path / "o")
+    assert cli.main(["count", str(path), "-q"]) == 1
+    assert "bytebpe[zstd]" in capsys.readouterr().err
+
+
+def test_a_compressed_parquet_is_refused(tmp_path):
+    (tmp_path / "d.parquet.zst").write_bytes(b"")
+    with pytest.raises(ValueError, match="compressed .parquet is not supported"):
+        readers.find_input_files(tmp_path / "d.parquet.zst")
+
+
+def test_stdin_is_text_by_default_and_jsonl_or_json_when_asked(tmp_path, tiktoken_encoding):
+    import subprocess
+    import sys
+
+    reference = tiktoken_encoding("gpt2")
+    lines = "".join(json.dumps({"text": text}) + "\n" for text in TEXTS)
+    for stdin, extra, expected in [("\ufeffplain text\n", [], ["plain text\n"]),
+                                   (lines, ["--stdin-format", "jsonl"], TEXTS),
+                                   (json.dumps(TEXTS), ["--stdin-format", "json"], TEXTS)]:
+        out = tmp_path / f"o{len(extra)}{len(stdin)}"
+        result = subprocess.run([sys.executable, "-m", "bytebpe", "encode", "-", "--encoding", "gpt2", "-o",
+                                 str(out), "-q", *extra], input=stdin.encode(), capture_output=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        data = bytebpe.load_token_files(out)
+        assert [data.document(i).tolist() for i in range(len(expected))] == \
+            [reference.encode_ordinary(t) for t in expected]
+        assert data.meta.inputs[0].path == "<stdin>"
+    with pytest.raises(ValueError, match="given twice"):
+        readers.find_input_files(["-", "-"])
+
+
+def test_ignore_unknown_skips_and_counts_other_files_in_folders(tmp_path, capsys):
+    data = tmp_path / "data"
+    data.mkdir()
+    write_jsonl(data / "a.jsonl", ["x"])
+    (data / "notes.md").write_text("not data")
+    (data / ".hidden").write_text("never read")
+    assert cli.main(["count", str(data), "-q"]) == 1
+    assert "notes.md" in capsys.readouterr().err
+    assert cli.main(["count", str(data), "-q", "--ignore-unknown"]) == 0
+    assert "ignored 1 files of unknown format" in capsys.readouterr().err
+    files = readers.find_input_files(data, ignore_unknown=True)
+    assert [f.path.name for f in files] == ["a.jsonl"] and files.ignored == [data / "notes.md"]
