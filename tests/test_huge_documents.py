@@ -77,3 +77,14 @@ def test_50_mb_of_one_letter_peaks_within_a_small_multiple_of_its_size(how, boun
         assert len(ids) == {MEGABYTES // 8} and ids[0] == ids[-1] == enc.encode_single_token("a" * 8)
     """, tmp_path)
     assert ratio <= bound, f"{how}: peak {ratio:.2f}x the text"
+
+
+@pytest.mark.parametrize("options", [[], ["--eot"], ["--format", "bin"]])
+def test_bytebpe_encode_of_a_50_mb_one_letter_txt_peaks_within_twice_its_size(options, tmp_path):
+    (tmp_path / "a.txt").write_text("a" * MEGABYTES)
+    ratio = peak_ratio(f"""
+        assert bytebpe.cli.main(["encode", "a.txt", "--encoding", "cl100k_base", "-o", "out", "-q", *{options}]) == 0
+    """, tmp_path)
+    assert ratio <= 2, f"bytebpe encode {options}: peak {ratio:.2f}x the text"
+    data = __import__("bytebpe").load_token_files(tmp_path / "out")
+    assert data.meta.documents == 1 and data.meta.tokens == MEGABYTES // 8 + ("--eot" in options)

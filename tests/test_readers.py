@@ -268,3 +268,16 @@ def test_ignore_unknown_skips_and_counts_other_files_in_folders(tmp_path, capsys
     assert "ignored 1 files of unknown format" in capsys.readouterr().err
     files = readers.find_input_files(data, ignore_unknown=True)
     assert [f.path.name for f in files] == ["a.jsonl"] and files.ignored == [data / "notes.md"]
+
+
+@pytest.mark.parametrize("content", [b"", b"plain ascii\n", b"caf\xc3\xa9 au lait", b"\xef\xbb\xbfwith a bom",
+                                     b"ascii then \xff bad"])
+def test_a_whole_txt_reads_the_same_in_place_or_decoded(tmp_path, content):
+    # ASCII files are read straight into the str (no bytes copy); any other byte takes the decoding path.
+    (tmp_path / "a.txt").write_bytes(content)
+    expected = content.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
+    assert documents_of(tmp_path / "a.txt", errors="replace") == [expected]
+    progress: list[int] = []
+    (file,) = readers.find_input_files(tmp_path / "a.txt")
+    list(file.documents(errors="replace", on_progress=progress.append))
+    assert sum(progress) == len(content)

@@ -356,6 +356,9 @@ def _run(
         for batch in reader:
             # Special-token text is ordinary text in a dataset (as with tiktoken's encode_ordinary).
             ids, offsets = enc.encode_batch_to_numpy(batch.texts, num_threads=workers, disallowed_special=())
+            # Free the text before the ids are copied (eot) and written: one huge document then peaks at its
+            # text plus its ids, not plus two copies of them (50 MB of "a" with --eot: 2.01x -> 1.5x).
+            batch.texts = []
             if eot_id is not None:
                 ids, offsets = _append_eot(ids, offsets, eot_id)
             if write is not None:
@@ -374,7 +377,7 @@ def _run(
 
 
 def _tally(summary: EncodeSummary, batch: _Batch, offsets: npt.NDArray[np.int64]) -> None:
-    summary.documents += len(batch.texts)
+    summary.documents += len(offsets) - 1
     summary.bytes += batch.bytes
     summary.tokens += int(offsets[-1])
     first = 0
