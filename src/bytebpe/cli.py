@@ -72,7 +72,8 @@ def _encode(args: argparse.Namespace) -> int:
     enc = _encoding_of(args)
     summary = datasets.encode_files(
         args.inputs, encoding=enc, output=args.output, eot=args.eot, workers=args.workers, format=args.format,
-        progress=not args.quiet, fsync=args.fsync, **_read_options(args))
+        progress=not args.quiet, fsync=args.fsync, val_fraction=args.val_fraction, seed=args.seed,
+        **_read_options(args))
     if args.quiet:
         _warn(summary.losses())
     _say(summary.describe(), args)
@@ -439,6 +440,10 @@ def _parser() -> argparse.ArgumentParser:
     encode.add_argument("--eot", action="store_true", help="end every document with the end-of-text id")
     encode.add_argument("--format", choices=["npy", "bin"], default="npy",
                         help="npy (default) or bin: nanoGPT-style raw PREFIX.bin")
+    encode.add_argument("--val-fraction", type=float, default=None, metavar="F",
+                        help="split by documents: each goes to PREFIX.val.* with probability F, else to "
+                             "PREFIX.train.* (deterministic for a given --seed)")
+    encode.add_argument("--seed", type=int, default=0, help="seed of the --val-fraction split (default: 0)")
     encode.add_argument("--fsync", action="store_true",
                         help="flush the files and their folder to disk before giving them their final names")
     _workers_argument(encode)

@@ -11,6 +11,7 @@ pattern has a compiled scanner (every named encoding), and while it merges other
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import os
@@ -90,6 +91,7 @@ class EncodeSummary:
     outputs: list[Path] = field(default_factory=list)          # tokens (.npy or .bin), offsets, metadata
     removed_leftovers: list[Path] = field(default_factory=list)  # temporary files of dead earlier runs
     dtype: str = ""
+    splits: dict[str, EncodeSummary] = field(default_factory=dict)  # val_fraction: "train"/"val" -> its counts
 
     @property
     def bytes_per_token(self) -> float:
@@ -120,6 +122,8 @@ class EncodeSummary:
             f"({self.bytes_per_token:.3f} bytes/token) in {self.seconds:.2f} s ({rate:.1f} MB/s)"
         ]
         lines += self.losses()
+        for name, part in self.splits.items():
+            lines.append(f"{name}: {part.documents:,} documents, {part.tokens:,} tokens")
         if self.removed_leftovers:
             lines.append(f"removed {len(self.removed_leftovers)} temporary files that a stopped earlier run left")
         lines.extend(f"wrote {path}" for path in self.outputs)
@@ -132,6 +136,7 @@ class _Batch:
     file_runs: list[tuple[int, int, int]]  # (file index, documents, UTF-8 bytes) of consecutive runs, in order
     bytes: int
     read_position: int                    # bytes (as stored) read from all inputs when the batch closed
+    sizes: list[int] = field(default_factory=list)  # UTF-8 bytes of each document
 
 
 def encode_files(
@@ -151,6 +156,8 @@ def encode_files(
     errors: str = "strict",
     ignore_unknown: bool = False,
     stdin_format: str = "txt",
+    val_fraction: float | None = None,
+    seed: int = 0,
 ) -> EncodeSummary:
     """Encode every document of the input files into ``PREFIX.tokens.npy`` + ``PREFIX.offsets.npy``, described
     by ``PREFIX.meta.json`` (`TokenFilesMeta`; `load_token_files` reads the three back).
@@ -173,40 +180,108 @@ def encode_files(
     files appear only when complete, all three together: until then they are ``.NAME.<pid>.<random>.partial``
     files, deleted on an error or Ctrl-C; those a killed run left behind (its process gone) are deleted when
     the next run writes the same output. ``fsync=True`` flushes the files and their folder to disk too.
+
+    ``val_fraction=F`` splits by documents: each goes to ``PREFIX.val.*`` with probability F, else to
+    ``PREFIX.train.*`` (three files each, with their own metadata), drawn from a generator seeded with `seed`
+    in document order -- the same inputs, F and seed give the same split, whatever the batch size or
+    worker count. The summary counts both; its `splits` give each set's own counts.
     """
     if format not in ("npy", "bin"):
         raise ValueError(f"format must be 'npy' or 'bin', got {format!r}")
     prefix = output_prefix(output, format)
+    if val_fraction is not None and not (isinstance(val_fraction, (int, float)) and 0 < val_fraction < 1):
+        raise ValueError(f"val_fraction must be a number between 0 and 1 (exclusive), got {val_fraction!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes, lines=lines, errors=errors,
                                    ignore_unknown=ignore_unknown, stdin_format=stdin_format)
     eot_id = _eot_id(enc) if eot else None
     dtype = token_dtype(enc.max_token_value)
-    paths = output_paths(prefix, format)
-    paths.tokens.parent.mkdir(parents=True, exist_ok=True)
+    names = [prefix] if val_fraction is None else [f"{prefix}.train", f"{prefix}.val"]
+    sets_paths = [output_paths(name, format) for name in names]
+    sets_paths[0].tokens.parent.mkdir(parents=True, exist_ok=True)
     sha256 = vocabulary_sha256(enc)
 
     summary = EncodeSummary(dtype=dtype.name)
-    for path in paths:
-        summary.removed_leftovers += remove_stale_partial_files(path)
-    with TokenFileWriter(paths.tokens, dtype, format, fsync=fsync) as tokens_out, \
-            TokenFileWriter(paths.offsets, np.int64, fsync=fsync) as offsets_out, \
-            PartialFile(paths.meta, fsync=fsync) as meta_out:
-        offsets_out.write(np.zeros(1, np.int64))
+    for paths in sets_paths:
+        for path in paths:
+            summary.removed_leftovers += remove_stale_partial_files(path)
+    with contextlib.ExitStack() as stack:
+        sets = [_OutputSet(paths, dtype, format, fsync, stack, len(files)) for paths in sets_paths]
+        choose = _Splitter(val_fraction, seed) if val_fraction is not None else None
 
-        def write(ids: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64]) -> None:
-            offsets_out.write(offsets[1:] + tokens_out.length)
-            tokens_out.write(ids)
+        def write(ids: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64], batch: _Batch) -> None:
+            if choose is None:
+                sets[0].write(ids, offsets, batch, None)
+                return
+            in_val = choose(len(offsets) - 1)
+            sets[0].write(ids, offsets, batch, ~in_val)
+            sets[1].write(ids, offsets, batch, in_val)
 
         _run(files, enc, summary, write, field=field, lines=lines, eot_id=eot_id, workers=workers,
              skip_bad=skip_bad, errors=errors, progress=progress, batch_bytes=batch_bytes, desc="encode")
-        meta = _meta(summary, files, enc, sha256, format=format, eot_id=eot_id, field=field, lines=lines)
-        meta_out.write_bytes(meta.to_json().encode("utf-8"))
-        # The sidecar last: once it is there, so are the arrays it describes.
-        _commit_together(tokens_out, offsets_out, meta_out)
+        for output_set in sets:
+            part = output_set.summary
+            part.skipped, part.dtype = summary.skipped, summary.dtype
+            meta = _meta(part, files, enc, sha256, format=format, eot_id=eot_id, field=field, lines=lines)
+            output_set.meta_out.write_bytes(meta.to_json().encode("utf-8"))
+        # The sidecars last: once one is there, so are the arrays it describes.
+        _commit_together(*(writer for output_set in sets for writer in output_set.writers))
     if fsync:
-        fsync_folder(paths.tokens.parent)   # the renames themselves
-    summary.outputs = list(paths)
+        fsync_folder(sets_paths[0].tokens.parent)   # the renames themselves
+    summary.outputs = [path for paths in sets_paths for path in paths]
+    if val_fraction is not None:
+        summary.splits = {"train": sets[0].summary, "val": sets[1].summary}
     return summary
+
+
+class _Splitter:
+    """Document -> train or val: a seeded generator drawn in document order (deterministic whatever the
+    batches: PCG64 gives the same numbers drawn in one call or in many)."""
+
+    def __init__(self, fraction: float, seed: int) -> None:
+        self._fraction = fraction
+        self._random = np.random.default_rng(seed)
+
+    def __call__(self, n_documents: int) -> npt.NDArray[np.bool_]:
+        return self._random.random(n_documents) < self._fraction
+
+
+class _OutputSet:
+    """The three files of one output set under temporary names, and the counts of what went into it."""
+
+    def __init__(self, paths: Any, dtype: np.dtype[Any], format: Format, fsync: bool, stack: contextlib.ExitStack,
+                 n_files: int) -> None:
+        self.tokens_out = stack.enter_context(TokenFileWriter(paths.tokens, dtype, format, fsync=fsync))
+        self.offsets_out = stack.enter_context(TokenFileWriter(paths.offsets, np.int64, fsync=fsync))
+        self.meta_out = stack.enter_context(PartialFile(paths.meta, fsync=fsync))
+        self.writers = (self.tokens_out, self.offsets_out, self.meta_out)
+        self.offsets_out.write(np.zeros(1, np.int64))
+        self.summary = EncodeSummary(files=[FileStats(Path()) for _ in range(n_files)])
+
+    def write(self, ids: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64], batch: _Batch,
+              keep: npt.NDArray[np.bool_] | None) -> None:
+        """Append the batch's documents (those where `keep`, or all) and count them, per input file too."""
+        lengths = np.diff(offsets)
+        if keep is None:
+            keep = np.ones(len(lengths), bool)
+        else:
+            ids = ids[np.repeat(keep, lengths)]
+            offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths[keep])])
+        self.offsets_out.write(offsets[1:] + self.tokens_out.length)
+        self.tokens_out.write(ids)
+        sizes = np.asarray(batch.sizes, np.int64)
+        first = 0
+        for index, count, _size in batch.file_runs:
+            chosen = keep[first:first + count]
+            stats = self.summary.files[index]
+            stats.documents += int(chosen.sum())
+            stats.bytes += int(sizes[first:first + count][chosen].sum())
+            stats.tokens += int(lengths[first:first + count][chosen].sum())
+            first += count
+        self.summary.documents += int(keep.sum())
+        self.summary.bytes += int(sizes[keep].sum())
+        self.summary.tokens += int(offsets[-1])
 
 
 def _meta(summary: EncodeSummary, files: list[InputFile], enc: Encoding, sha256: str, *, format: Format,
@@ -362,7 +437,7 @@ def _run(
             if eot_id is not None:
                 ids, offsets = _append_eot(ids, offsets, eot_id)
             if write is not None:
-                write(ids, offsets)
+                write(ids, offsets, batch)
             _tally(summary, batch, offsets)
             if bar is not None:
                 bar.update(batch.read_position - shown)
@@ -490,6 +565,7 @@ class _BatchReader:
 
     def _batches(self) -> Iterator[_Batch]:
         texts: list[str] = []
+        sizes: list[int] = []
         runs: list[tuple[int, int, int]] = []
         size = weight = 0
         for index, file in enumerate(self._files):
@@ -501,6 +577,7 @@ class _BatchReader:
                     return
                 texts.append(text)
                 length = _utf8_length(text)
+                sizes.append(length)
                 count += 1
                 run_size += length
                 # Each document also weighs a little on its own, so that a batch of many empty documents
@@ -509,10 +586,10 @@ class _BatchReader:
                 if weight >= self._batch_bytes:
                     runs.append((index, count, run_size))
                     size += run_size
-                    yield _Batch(texts, runs, size, self._read_position)
-                    texts, runs, size, weight, count, run_size = [], [], 0, 0, 0, 0
+                    yield _Batch(texts, runs, size, self._read_position, sizes)
+                    texts, runs, size, weight, count, run_size, sizes = [], [], 0, 0, 0, 0, []
             if count:
                 runs.append((index, count, run_size))
                 size += run_size
         if texts:
-            yield _Batch(texts, runs, size, self._read_position)
+            yield _Batch(texts, runs, size, self._read_position, sizes)
