@@ -53,7 +53,7 @@ extensions = [
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
-    for name in ("_pretokenize", "_core", "_train")
+    for name in ("_pretokenize", "_core", "_train", "_textio")
 ]
 
 setup(

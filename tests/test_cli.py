@@ -572,3 +572,16 @@ def test_train_removes_the_temporary_file_a_killed_earlier_run_left(tmp_path, co
     assert cli.main(["train", str(corpus), "--vocab-size", "300", "-o", str(tmp_path / "tok" / "mine.json"),
                      "-q"]) == 0
     assert sorted(p.name for p in (tmp_path / "tok").iterdir()) == ["mine.json"]
+
+
+def test_encode_val_fraction_writes_train_and_val_sets_that_decode(tmp_path, small_jsonl, capsys):
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "d"), "--val-fraction",
+                     "0.25", "--seed", "3"]) == 0
+    err = capsys.readouterr().err
+    train, val = bytebpe.load_token_files(tmp_path / "d.train"), bytebpe.load_token_files(tmp_path / "d.val")
+    assert train.meta.documents + val.meta.documents == 40 and val.meta.documents > 0
+    assert f"val: {val.meta.documents:,} documents, {val.meta.tokens:,} tokens" in err
+    decoded = run("decode", str(tmp_path / "d.val"), "--doc", "0")
+    assert decoded.returncode == 0 and decoded.stdout.decode() in texts_of(small_jsonl)
+    assert run("encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "e"), "--val-fraction",
+               "1.5").returncode == 1

@@ -169,10 +169,16 @@ def test_a_folder_is_its_input_files_sorted_by_path_recursively(tmp_path, tiktok
     (data / "c.txt").write_text("doc from c.txt")
     (data / "README.md").write_text("not an input")
     (data / "a" / "z.jsonl.gz").rename(data / "a" / "z.JSONL.gz")     # suffixes are case-insensitive
+    # A file of another kind is an error naming it, before any work, unless ignore_unknown.
+    with pytest.raises(ValueError, match="1 file.* of unknown format .*README.md.*--ignore-unknown"):
+        bytebpe.encode_files(data, encoding="cl100k_base", output=tmp_path / "o", field="body")
+    no_files_but(tmp_path, "data")
     with pytest.raises(BadDocumentError, match="no field 'text'"):
-        bytebpe.encode_files(data, encoding="cl100k_base", output=tmp_path / "o")
+        bytebpe.encode_files(data, encoding="cl100k_base", output=tmp_path / "o", ignore_unknown=True)
     # The .txt files ignore --field; the JSONL file needs it.
-    summary = bytebpe.encode_files(data, encoding="cl100k_base", output=tmp_path / "o", field="body")
+    summary = bytebpe.encode_files(data, encoding="cl100k_base", output=tmp_path / "o", field="body",
+                                   ignore_unknown=True)
+    assert summary.ignored == [data / "README.md"] and "ignored 1 files of unknown format" in summary.describe()
     expected = ["doc one of a/z", "doc two of a/z", "doc from b/2.txt", "doc from c.txt"]
     assert_documents_equal(*load_output(tmp_path / "o"), [reference.encode_ordinary(t) for t in expected])
     assert [s.path.name for s in summary.files] == ["z.JSONL.gz", "2.txt", "c.txt"]
@@ -358,3 +364,47 @@ def test_count_files_gives_per_file_documents_bytes_and_tiktokens_token_counts(
         assert stats.tokens == sum(len(reference.encode_ordinary(t)) for t in texts)
     assert summary.tokens == sum(s.tokens for s in summary.files)
     assert summary.outputs == []
+
+
+# ==== train / val split ============================================================================
+
+
+def test_val_fraction_splits_by_documents_deterministically_whatever_the_batches(tmp_path, corpus_dir,
+                                                                                   corpus_texts, cl100k_reference):
+    path = corpus_dir / "docs_english.jsonl"
+    n = len(corpus_texts["docs_english.jsonl"])
+    reference = cl100k_reference[:n]
+    summary = bytebpe.encode_files(path, encoding="cl100k_base", output=tmp_path / "a", val_fraction=0.1, seed=7,
+                                   eot=True, batch_bytes=SMALL_BATCH)
+    again = bytebpe.encode_files(path, encoding="cl100k_base", output=tmp_path / "b", val_fraction=0.1, seed=7,
+                                 eot=True, batch_bytes=SMALL_BATCH // 7, workers=1)
+    other_seed = bytebpe.encode_files(path, encoding="cl100k_base", output=tmp_path / "c", val_fraction=0.1,
+                                      seed=8, eot=True)
+    train, val = bytebpe.load_token_files(tmp_path / "a.train"), bytebpe.load_token_files(tmp_path / "a.val")
+    for name in ("train", "val"):
+        assert np.array_equal(bytebpe.load_token_files(tmp_path / f"a.{name}").tokens,
+                              bytebpe.load_token_files(tmp_path / f"b.{name}").tokens)
+    assert not np.array_equal(val.tokens, bytebpe.load_token_files(tmp_path / "c.val").tokens)
+    # Every document is in exactly one set, in input order, with tiktoken's ids.
+    documents = [train.document(i).tolist() for i in range(train.meta.documents)]
+    held_out = [val.document(i).tolist() for i in range(val.meta.documents)]
+    assert train.meta.documents + val.meta.documents == n == summary.documents
+    assert 0.05 * n < val.meta.documents < 0.2 * n
+    eot = 100257
+    expected = [ids + [eot] for ids in reference]
+    it = iter(expected)
+    assert all(any(doc == candidate for candidate in it) for doc in documents)     # a subsequence, in order
+    assert sorted(map(tuple, documents + held_out)) == sorted(map(tuple, expected))
+    assert (summary.splits["train"].tokens, summary.splits["val"].tokens) == (train.meta.tokens, val.meta.tokens)
+    assert train.meta.tokens + val.meta.tokens == summary.tokens
+    assert train.meta.inputs[0].documents == train.meta.documents
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("a.")) == sorted(
+        f"a.{name}.{kind}" for name in ("train", "val") for kind in ("tokens.npy", "offsets.npy", "meta.json"))
+
+
+def test_val_fraction_must_be_between_0_and_1(tmp_path):
+    (tmp_path / "a.txt").write_text("x")
+    for bad in (0, 1, -0.5, 2.0, "0.1"):
+        with pytest.raises(ValueError, match="val_fraction must be a number between 0 and 1"):
+            bytebpe.encode_files(tmp_path / "a.txt", encoding="gpt2", output=tmp_path / "o", val_fraction=bad)
+    no_files_but(tmp_path, "a.txt")

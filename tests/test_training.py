@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytebpe
-from bytebpe import _train
+from bytebpe import _train, readers
+from bytebpe.readers import BadDocumentError
 from bytebpe._reference import bpe_train
 from bytebpe.patterns import CL100K_PATTERN, O200K_PATTERN, R50K_PATTERN
 from bytebpe.training import EmptyCorpusWarning
@@ -363,26 +364,29 @@ def test_train_from_files_reads_txt_jsonl_and_gzip(tmp_path: Path, corpus_dir: P
 
 def test_text_files_are_cut_only_where_no_piece_crosses(tmp_path: Path, corpus_dir: Path, monkeypatch):
     # Force many cuts: the counts must still equal those of the whole file.
-    monkeypatch.setattr(bytebpe.training, "FILE_CHUNK_CHARS", 500)
+    monkeypatch.setattr(readers, "CUT_CHARS", 500)
     for corpus in ("code.txt", "multilingual.txt"):
         text = (corpus_dir / corpus).read_text(encoding="utf-8")[:200_000]
         (tmp_path / corpus).write_text(text, encoding="utf-8")
-        documents = list(bytebpe.training.read_documents(tmp_path / corpus))
+        (file,) = readers.find_input_files(tmp_path / corpus)
+        documents = [document for document, _line in file.documents(cut=True)]
         assert len(documents) > 20 and "".join(documents) == text
         for pattern in (CL100K_PATTERN, O200K_PATTERN, R50K_PATTERN):
             assert regex_piece_counts(documents, pattern) == regex_piece_counts([text], pattern)
+        # Encoding never cuts: a .txt is one document there.
+        assert [document for document, _line in file.documents()] == [text]
 
 
 def test_bad_files_are_named(tmp_path: Path):
     with pytest.raises(FileNotFoundError, match="missing.txt"):
         bytebpe.train_from_files([tmp_path / "missing.txt"], 300)
     (tmp_path / "bad.jsonl").write_text('{"text": "ok"}\n{"text": 5}\n', encoding="utf-8")
-    with pytest.raises(TypeError, match="line 2"):
+    with pytest.raises(BadDocumentError, match="bad.jsonl:2: field 'text' is int"):
         bytebpe.train_from_files(tmp_path / "bad.jsonl", 300)
     (tmp_path / "bad2.jsonl").write_text('{"text": "ok"}\nnot json\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="line 2: not valid JSON"):
+    with pytest.raises(BadDocumentError, match="bad2.jsonl:2: not valid JSON"):
         bytebpe.train_from_files(tmp_path / "bad2.jsonl", 300)
-    with pytest.raises(ValueError, match="no field 'body'"):
+    with pytest.raises(BadDocumentError, match="no field 'body'"):
         bytebpe.train_from_files(tmp_path / "bad2.jsonl", 300, jsonl_field="body")
 
 

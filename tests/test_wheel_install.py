@@ -39,7 +39,8 @@ print(json.dumps({"file": bytebpe.__file__, "ids": ids}))
 
 SOURCE_BUILD_NEEDS = ["setup.py", "pyproject.toml", "LICENSE", "README.md", "src/bytebpe/_core.pyx",
                       "src/bytebpe/_core.pxd", "src/bytebpe/_shared.pxd", "src/bytebpe/_pretokenize.pyx",
-                      "src/bytebpe/_train.pyx", "src/bytebpe/_unicode_tables.h", "src/bytebpe/_ascii_runs.h",
+                      "src/bytebpe/_train.pyx", "src/bytebpe/_textio.pyx", "src/bytebpe/_unicode_tables.h",
+                      "src/bytebpe/_ascii_runs.h",
                       "src/bytebpe/vocab/cl100k_base.bin", "src/bytebpe/sample/english.txt",
                       "src/bytebpe/sample/PROVENANCE.md"]
 

@@ -31,7 +31,7 @@ from .vocab_io import (
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from .datasets import EncodeSummary, FileStats, count_files, encode_files
     from .piece_counts import count_pieces, load_piece_counts, save_piece_counts, train_from_counts
-    from .readers import BadDocumentError
+    from .readers import BadDocumentError, ReadTally
     from .token_outputs import EncodingMismatchError, TokenFiles, TokenFilesMeta, load_token_files
 
 __version__ = "0.1.0"
@@ -45,6 +45,7 @@ __all__ = [
     "EncodingMismatchError",
     "FileStats",
     "InvalidTokenError",
+    "ReadTally",
     "TokenFiles",
     "TokenFilesMeta",
     "UnknownEncodingError",
@@ -74,6 +75,7 @@ __all__ = [
 # that `import bytebpe` stays as light as tiktoken's.
 _LAZY_NAMES = {
     "BadDocumentError": "readers",
+    "ReadTally": "readers",
     "EncodeSummary": "datasets",
     "FileStats": "datasets",
     "count_files": "datasets",

@@ -77,6 +77,8 @@ cdef class MergeTable:
     cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef int _merge_by_buckets(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
                                PairMemo* memo) except -1 nogil
+    cdef int _merge_run(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
+    cdef Rank _run_rank(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t size) noexcept nogil
     cdef void _insert(self, Rank rank) noexcept
     cdef int _parse_tiktoken(self, const uint8_t* text, Py_ssize_t size) except -1 nogil
     cdef int _check_size(self, Py_ssize_t n_tokens, Py_ssize_t max_rank, Py_ssize_t total_bytes) except -1

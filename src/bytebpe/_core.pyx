@@ -42,6 +42,13 @@ cdef uint64_t NO_PAIR = 0xFFFFFFFFFFFFFFFFULL
 # Pieces of at least this many bytes merge by rank buckets instead of one heap (see _merge_by_buckets).
 cdef enum:
     BUCKETS_MIN_BYTES = 256
+# Pieces of at least this many bytes that repeat one byte merge as runs of equal tokens (see _merge_run),
+# in memory of a few runs instead of 16 bytes per byte: 50 MB of "a" took 1.33 GB by buckets. Checking a
+# piece for it reads its bytes once, well under 1% of merging it any other way.
+cdef enum:
+    RUN_MIN_BYTES = 4096
+    RUN_MAX_RUNS = 64           # more runs than this: the general path takes over (none seen in practice)
+    RUN_MAX_STEPS = 4096        # 11 steps at most on every named vocabulary and byte tried
 # Gathered input of at least this many bytes is merged with the GIL released; below it, releasing and
 # re-taking the GIL costs more than another thread could gain.
 cdef enum:
@@ -478,7 +485,79 @@ cdef class MergeTable:
                 raise ValueError(f"cannot encode a single pre-token of {n} bytes (the limit is 4 GiB - 1)")
         if n < BUCKETS_MIN_BYTES:
             return self._merge_by_heap(data, n, out)
+        if n >= RUN_MIN_BYTES and self._merge_run(data, n, out):
+            return 0
         return self._merge_by_buckets(data, n, out, memo)
+
+    cdef int _merge_run(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
+        # A piece that repeats one byte b (runs of letters, dashes, spaces...): every part is b^L, so a part
+        # is its length and a pair's rank is that of b^(L1 + L2), the same wherever it is. The parts are
+        # kept as runs (length L, count c), merged exactly as BPE does: the lowest-ranked pair, leftmost
+        # first. A pair inside a run merges the whole run at once, left to right, into c // 2 parts of 2L
+        # (plus one L when c is odd) -- the BPE order only when none of the pairs this creates (2L+L, 2L+2L,
+        # with the neighbours) ranks below the pair merged; new pairs never tie with it (they are longer
+        # strings, so other tokens). Otherwise, or with too many runs or steps, returns 0 and appends
+        # nothing, and the general path merges the piece. Returns 1 when `out` holds the piece's ids.
+        cdef Py_ssize_t length[RUN_MAX_RUNS + 2]
+        cdef Py_ssize_t count[RUN_MAX_RUNS + 2]
+        cdef Py_ssize_t runs = 1, i, k, best, steps, c, merged
+        cdef Rank best_rank, rank
+        cdef bint inside
+        if self.byte_rank[data[0]] == NO_RANK:
+            return 0
+        for i in range(1, n):
+            if data[i] != data[0]:
+                return 0
+        length[0] = 1
+        count[0] = n
+        for steps in range(RUN_MAX_STEPS):
+            best = -1
+            best_rank = NO_RANK
+            inside = False
+            for i in range(runs):      # left to right, the pair inside a run before the one after it
+                if count[i] >= 2:
+                    rank = self._run_rank(data, n, 2 * length[i])
+                    if rank < best_rank:
+                        best, best_rank, inside = i, rank, True
+                if i + 1 < runs:
+                    rank = self._run_rank(data, n, length[i] + length[i + 1])
+                    if rank < best_rank:
+                        best, best_rank, inside = i, rank, False
+            if best < 0:
+                for i in range(runs):
+                    rank = self._run_rank(data, n, length[i])
+                    for k in range(count[i]):
+                        out.push_back(rank)
+                return 1
+            if runs + 2 > RUN_MAX_RUNS:
+                return 0
+            i = best
+            if inside:
+                c = count[i]
+                if (self._run_rank(data, n, 3 * length[i]) < best_rank
+                        or (c >= 4 and self._run_rank(data, n, 4 * length[i]) < best_rank)
+                        or (i > 0 and self._run_rank(data, n, length[i - 1] + 2 * length[i]) < best_rank)
+                        or (c % 2 == 0 and i + 1 < runs
+                            and self._run_rank(data, n, 2 * length[i] + length[i + 1]) < best_rank)):
+                    return 0
+                length[i] *= 2
+                count[i] = c // 2
+                if c % 2:
+                    _insert_run(length, count, &runs, i + 1, length[i] // 2, 1)
+            else:
+                # One pair across two runs: the last part of run i and the first of run i + 1.
+                merged = length[i] + length[i + 1]
+                count[i] -= 1
+                count[i + 1] -= 1
+                _insert_run(length, count, &runs, i + 1, merged, 1)
+            _tidy_runs(length, count, &runs)
+        return 0
+
+    cdef Rank _run_rank(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
+        """Rank of b^size (data holds n >= size copies of b), NO_RANK when it is no token."""
+        if size > n or size > self.max_token_len:
+            return NO_RANK
+        return self.rank_of(data, size)
 
     cdef inline Rank _pair_rank(self, PairMemo* memo, const uint8_t* data, Py_ssize_t n, Rank left,
                                 Rank right) noexcept nogil:
@@ -724,6 +803,32 @@ cdef class MergeTable:
         if self.encode_piece(<const uint8_t*>PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece), out):
             _raise_missing_byte(piece)
         return out
+
+
+cdef inline void _insert_run(Py_ssize_t* length, Py_ssize_t* count, Py_ssize_t* runs, Py_ssize_t at,
+                             Py_ssize_t new_length, Py_ssize_t new_count) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(runs[0], at, -1):
+        length[k] = length[k - 1]
+        count[k] = count[k - 1]
+    length[at] = new_length
+    count[at] = new_count
+    runs[0] += 1
+
+
+cdef inline void _tidy_runs(Py_ssize_t* length, Py_ssize_t* count, Py_ssize_t* runs) noexcept nogil:
+    """Drop empty runs and join neighbours of the same length."""
+    cdef Py_ssize_t i, kept = 0
+    for i in range(runs[0]):
+        if count[i] == 0:
+            continue
+        if kept and length[kept - 1] == length[i]:
+            count[kept - 1] += count[i]
+        else:
+            length[kept] = length[i]
+            count[kept] = count[i]
+            kept += 1
+    runs[0] = kept
 
 
 cdef struct Part:
@@ -1205,12 +1310,40 @@ cdef class CoreBPE:
 
 
 cdef object _to_numpy(vector[Rank]& ids):
+    """The ids as a uint32 numpy array that takes over the vector's buffer (`ids` is left empty): no copy, so
+    a large result costs its size once, not twice."""
     import numpy as np    # imported on first use: it costs ~100 ms and most callers want lists
-    array = np.empty(ids.size(), dtype=np.uint32)
-    cdef uint32_t[::1] view = array
-    if ids.size():
-        memcpy(&view[0], ids.data(), ids.size() * sizeof(Rank))
-    return array
+    if ids.empty():
+        return np.empty(0, dtype=np.uint32)
+    cdef _IdBuffer owner = _IdBuffer()
+    owner.ids.swap(ids)
+    return np.frombuffer(owner, dtype=np.uint32)
+
+
+@cython.final
+cdef class _IdBuffer:
+    """Owns a vector of ids and lends it to numpy through the buffer protocol; the array keeps it alive."""
+    cdef vector[Rank] ids
+    cdef Py_ssize_t shape[1]
+    cdef Py_ssize_t strides[1]
+
+    def __getbuffer__(self, Py_buffer* buffer, int flags):
+        self.shape[0] = self.ids.size()
+        self.strides[0] = sizeof(Rank)
+        buffer.buf = self.ids.data()
+        buffer.obj = self
+        buffer.len = self.ids.size() * sizeof(Rank)
+        buffer.itemsize = sizeof(Rank)
+        buffer.readonly = 0
+        buffer.ndim = 1
+        buffer.format = "I"       # C unsigned int: Rank is uint32_t
+        buffer.shape = self.shape
+        buffer.strides = self.strides
+        buffer.suboffsets = NULL
+        buffer.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* buffer):
+        pass
 
 
 cdef class _identity_findall:

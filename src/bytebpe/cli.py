@@ -19,7 +19,7 @@ import numpy as np
 from . import __version__, batching, datasets, registry, token_outputs
 from .encoding import Encoding
 from .interrupts import Terminated, signals_raise
-from .readers import BadDocumentError, find_input_files
+from .readers import STDIN_FORMATS, BadDocumentError, InputFile, ReadTally, check_read_options, find_input_files
 from .token_files import create_temporary_file, remove_stale_partial_files, token_dtype
 
 __all__ = ["main"]
@@ -71,17 +71,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _encode(args: argparse.Namespace) -> int:
     enc = _encoding_of(args)
     summary = datasets.encode_files(
-        args.inputs, encoding=enc, output=args.output, field=args.field, lines=args.lines, eot=args.eot,
-        workers=args.workers, format=args.format, skip_bad=args.skip_bad, progress=not args.quiet, fsync=args.fsync)
+        args.inputs, encoding=enc, output=args.output, eot=args.eot, workers=args.workers, format=args.format,
+        progress=not args.quiet, fsync=args.fsync, val_fraction=args.val_fraction, seed=args.seed,
+        **_read_options(args))
+    if args.quiet:
+        _warn(summary.losses())
     _say(summary.describe(), args)
     return 0
 
 
 def _count(args: argparse.Namespace) -> int:
     enc = _encoding_of(args)
-    summary = datasets.count_files(
-        args.inputs, encoding=enc, field=args.field, lines=args.lines, workers=args.workers,
-        skip_bad=args.skip_bad, progress=not args.quiet)
+    summary = datasets.count_files(args.inputs, encoding=enc, workers=args.workers, progress=not args.quiet,
+                                   **_read_options(args))
+    _warn(summary.losses())
     rows = [[str(s.path), f"{s.documents:,}", f"{s.bytes:,}", f"{s.tokens:,}", f"{s.bytes_per_token:.3f}",
              f"{s.skipped:,}"] for s in summary.files]
     rows.append(["total", f"{summary.documents:,}", f"{summary.bytes:,}", f"{summary.tokens:,}",
@@ -170,20 +173,14 @@ def _train(args: argparse.Namespace) -> int:
     from .training import resolve_pattern
 
     pat_str = resolve_pattern(args.pattern, args.pat_str)    # a mistyped name fails before anything is read
-    files = find_input_files(args.inputs)
     special_tokens = _parse_special_tokens(args.special)
     output = Path(args.output)
-    skipped: list[BadDocumentError] = []
-
-    def texts() -> Iterator[str]:
-        for file in files:
-            for text, _line in file.documents(field=args.field, lines=args.lines, skip_bad=args.skip_bad,
-                                              on_skip=skipped.append):
-                yield text
-
-    enc = bytebpe.train(texts(), args.vocab_size, pat_str=pat_str, special_tokens=special_tokens,
-                        min_frequency=args.min_frequency, max_token_length=args.max_token_length,
-                        name=args.name, progress=not args.quiet)
+    tally = ReadTally()
+    # The library's own reader and chunking: the same documents as `encode` reads, in bounded memory.
+    enc = bytebpe.train_from_files(
+        args.inputs, args.vocab_size, pat_str=pat_str, special_tokens=special_tokens,
+        min_frequency=args.min_frequency, max_token_length=args.max_token_length, name=args.name,
+        progress=not args.quiet, tally=tally, **_read_options(args))
     # Saved under a temporary name in the same folder, then renamed: never a half-written tokenizer file.
     output.parent.mkdir(parents=True, exist_ok=True)
     # (ending in the output's own suffix, in case save() picks the file format by it)
@@ -195,8 +192,8 @@ def _train(args: argparse.Namespace) -> int:
         os.replace(temp, output)
     finally:
         Path(temp).unlink(missing_ok=True)
-    _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids; wrote {output}"
-         + (f"; skipped {len(skipped):,} bad documents" if skipped else ""), args)
+    _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids from {tally.documents:,} documents; wrote {output}", args)
+    _warn([tally.describe()] if tally.describe() else [])
     return 0
 
 
@@ -228,14 +225,14 @@ def _verify(args: argparse.Namespace) -> int:
     from . import compare
 
     compare.import_tiktoken()       # its absence is reported before any work
-    files = find_input_files(args.inputs)
+    files = _input_files(args, args.inputs)
     workers = args.workers or batching.pool_size()
     failed = False
     for name in args.encoding:
         enc = registry.get_encoding(name)
         reference = compare.tiktoken_reference(name)
         result = compare.verify_files(files, enc, reference, workers=workers, field=args.field, lines=args.lines,
-                                      skip_bad=args.skip_bad)
+                                      skip_bad=args.skip_bad, errors=args.errors)
         if result.mismatch is not None:
             print(f"{name}: {result.mismatch.describe()}")
             failed = True
@@ -252,12 +249,13 @@ def _bench(args: argparse.Namespace) -> int:
     peers, notes = bench.find_peers(enc.name)
     workers = args.workers or batching.pool_size()
     if args.inputs:
-        files = find_input_files(args.inputs)
+        files = _input_files(args, args.inputs)
         source = f"{len(files)} file(s) given"
     else:
         files = find_input_files(bench.sample_files())
         source = f"the sample corpus shipped with bytebpe ({bench.SAMPLE_DIR}); give files to bench your own"
-    texts_of = {file.path: [text for text, _line in file.documents(field=args.field, lines=args.lines)]
+    texts_of = {file.path: [text for text, _line in file.documents(field=args.field, lines=args.lines,
+                                                                   errors=args.errors)]
                 for file in files}
     if any(peer.fresh for peer in peers):
         # What a caching peer encodes before each timed run: every other input, and the sample corpus.
@@ -365,6 +363,25 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _input_files(args: argparse.Namespace, inputs: list[str]) -> list[InputFile]:
+    """The input files, checked against the read options (for commands that read them one by one)."""
+    files = find_input_files(inputs, ignore_unknown=args.ignore_unknown, stdin_format=args.stdin_format)
+    check_read_options(files, lines=args.lines, errors=args.errors)
+    return files
+
+
+def _read_options(args: argparse.Namespace) -> dict[str, object]:
+    """The options of `readers` the input arguments hold, as keyword arguments of the library."""
+    return dict(field=args.field, lines=args.lines, skip_bad=args.skip_bad, errors=args.errors,
+                ignore_unknown=args.ignore_unknown, stdin_format=args.stdin_format)
+
+
+def _warn(lines: list[str]) -> None:
+    """What was skipped, replaced or ignored: on stderr even with --quiet (data left out is never silent)."""
+    for line in lines:
+        print(f"bytebpe: {line}" if not line.startswith("  ") else line, file=sys.stderr)
+
+
 def _say(text: str, args: argparse.Namespace) -> None:
     """The closing summary: on stderr, like the progress bar, so stdout stays clean for piping."""
     if not getattr(args, "quiet", False):
@@ -373,12 +390,21 @@ def _say(text: str, args: argparse.Namespace) -> None:
 
 def _input_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
     parser.add_argument("inputs", nargs="+" if required else "*", metavar="INPUT",
-                        help=".txt, .jsonl or .parquet files (optionally .gz), or folders of them"
+                        help=".txt, .jsonl/.ndjson, .json (an array) or .parquet files, the text formats optionally "
+                             ".gz/.bz2/.xz/.zst; - for standard input; or folders of them"
                         + ("" if required else " (default: the sample corpus shipped with bytebpe)"))
-    parser.add_argument("--field", default="text", help="JSONL field / Parquet column of the text (default: text)")
+    parser.add_argument("--field", default="text",
+                        help="JSON field / Parquet column of the text (default: text)")
     parser.add_argument("--lines", action="store_true", help=".txt files: each line is a document")
     parser.add_argument("--skip-bad", action="store_true",
                         help="skip (and count) bad documents instead of stopping at the first")
+    parser.add_argument("--errors", choices=["strict", "replace"], default="strict",
+                        help="bytes that are not UTF-8: strict (default) stops naming file:line; replace reads "
+                             "them as U+FFFD and counts them")
+    parser.add_argument("--ignore-unknown", action="store_true",
+                        help="skip (and count) files of other kinds inside folders instead of stopping")
+    parser.add_argument("--stdin-format", choices=list(STDIN_FORMATS), default="txt",
+                        help="what - (standard input) holds (default: txt, one document)")
 
 
 def _encoding_arguments(parser: argparse.ArgumentParser, default: str | None = "cl100k_base", note: str = "") -> None:
@@ -414,6 +440,10 @@ def _parser() -> argparse.ArgumentParser:
     encode.add_argument("--eot", action="store_true", help="end every document with the end-of-text id")
     encode.add_argument("--format", choices=["npy", "bin"], default="npy",
                         help="npy (default) or bin: nanoGPT-style raw PREFIX.bin")
+    encode.add_argument("--val-fraction", type=float, default=None, metavar="F",
+                        help="split by documents: each goes to PREFIX.val.* with probability F, else to "
+                             "PREFIX.train.* (deterministic for a given --seed)")
+    encode.add_argument("--seed", type=int, default=0, help="seed of the --val-fraction split (default: 0)")
     encode.add_argument("--fsync", action="store_true",
                         help="flush the files and their folder to disk before giving them their final names")
     _workers_argument(encode)

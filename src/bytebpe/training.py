@@ -18,18 +18,17 @@ Rules (identical to rustbpe's, so both learn the same vocabulary from the same t
 from __future__ import annotations
 
 import functools
-import gzip
-import io
-import json
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import IO, Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from . import _pretokenize, _train
 from .encoding import Encoding, _check_special_text, _compile_pattern, _replace_surrogates, _whole_matches
 from .registry import ENCODING_SPECS
+
+if TYPE_CHECKING:
+    from .readers import ReadTally
 
 __all__ = ["train", "train_from_files", "resolve_pattern", "count_pieces", "EmptyCorpusWarning"]
 
@@ -46,8 +45,6 @@ BATCH_CHARS = 1 << 16
 MERGE_STEP = 512
 # Largest token id bytebpe accepts (see _core.pyx).
 MAX_TOKEN_ID = 2**31 - 2
-# Files are read and cut into documents of about this many characters.
-FILE_CHUNK_CHARS = 1 << 20
 # A split regex must cut at least one (non-empty) piece out of this, or it is refused (see resolve_pattern).
 PROBE_TEXT = "hello world 123"
 
@@ -346,84 +343,44 @@ def train(
 # ==== files ======================================================================================
 
 
-def _open_text(path: Path) -> IO[str]:
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
-def _is_jsonl(path: Path) -> bool:
-    suffixes = path.suffixes[-2:] if path.suffix == ".gz" else path.suffixes[-1:]
-    return bool(suffixes) and suffixes[0] in (".jsonl", ".ndjson")
-
-
-def _text_file_documents(file: IO[str]) -> Iterator[str]:
-    r"""The file in documents of about FILE_CHUNK_CHARS characters, cut only between a line that ends in one
-    non-space character + "\n" and a line that starts with a letter or digit. No pre-token of the known
-    patterns crosses such a cut, and none depends on what lies beyond it (a longer whitespace run would:
-    gpt2's ``\s+(?!\S)`` looks ahead), so the counts equal those of the whole file."""
-    parts: list[str] = []
-    chars = 0
-    previous = ""
-    for line in file:
-        if (chars >= FILE_CHUNK_CHARS and line[:1].isalnum() and previous.endswith("\n")
-                and len(previous) >= 2 and not previous[-2].isspace()):
-            yield "".join(parts)
-            parts, chars = [], 0
-        parts.append(line)
-        chars += len(line)
-        previous = line
-    if parts:
-        yield "".join(parts)
-
-
-def _jsonl_documents(file: IO[str], label: str, field: str) -> Iterator[str]:
-    for line_number, line in enumerate(file, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as error:
-            raise ValueError(f"{label}, line {line_number}: not valid JSON ({error})") from None
-        if not isinstance(record, dict) or field not in record:
-            raise ValueError(f"{label}, line {line_number}: no field {field!r} in this record")
-        text = record[field]
-        if not isinstance(text, str):
-            raise TypeError(f"{label}, line {line_number}: field {field!r} is a {type(text).__name__}, not a str")
-        yield text
-
-
-def read_documents(paths: PathLike | Iterable[PathLike], *, jsonl_field: str = "text") -> Iterator[str]:
-    """The documents of each file in turn: `.jsonl` (one JSON object a line, its `jsonl_field`), or plain
-    UTF-8 text for any other suffix; either may be gzip-compressed (`.gz`)."""
-    for path in _checked_paths(paths):
-        with _open_text(path) as file:
-            if _is_jsonl(path):
-                yield from _jsonl_documents(file, str(path), jsonl_field)
-            else:
-                yield from _text_file_documents(file)
-
-
-def _checked_paths(paths: PathLike | Iterable[PathLike]) -> list[Path]:
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    checked = [Path(path) for path in paths]
-    for path in checked:
-        if not path.is_file():
-            raise FileNotFoundError(f"no such training file: {path}")
-    return checked
-
-
 def train_from_files(
     paths: PathLike | Iterable[PathLike],
     vocab_size: int,
     *,
-    jsonl_field: str = "text",
+    field: str = "text",
+    jsonl_field: str | None = None,
+    lines: bool = False,
+    skip_bad: bool = False,
+    errors: str = "strict",
+    ignore_unknown: bool = False,
+    stdin_format: str = "txt",
+    tally: ReadTally | None = None,
     **options: Any,
 ) -> Encoding:
-    """`train` on the documents of files (`.txt`, `.jsonl` with a `jsonl_field`, either gzipped).
+    """`train` on the documents of files, read exactly as `encode_files` reads them (`readers`: `.txt`,
+    `.jsonl`/`.ndjson`, `.json`, `.parquet`, compressed text, ``-``, folders; `field`, `lines`, `skip_bad`,
+    `errors`, `ignore_unknown` and `stdin_format` mean what they mean there; `jsonl_field` is `field`'s
+    older name). A `.txt` is read in pieces cut where no pre-token crosses, so memory stays bounded whatever
+    its size and the vocabulary is that of the whole text.
 
-    All files are checked to exist before any work; the options are `train`'s.
+    Every input and option is checked before any work. What was skipped or replaced is counted into
+    `tally` when one is given, else reported as a `UserWarning`. The other options are `train`'s.
     """
-    checked = _checked_paths(paths)
-    return train(read_documents(checked, jsonl_field=jsonl_field), vocab_size, **options)
+    from .readers import ReadTally, check_read_options, find_input_files, read_texts   # only when files are read
+
+    if jsonl_field is not None:
+        field = jsonl_field
+    files = find_input_files(_path_list(paths), ignore_unknown=ignore_unknown, stdin_format=stdin_format)
+    check_read_options(files, lines=lines, errors=errors)
+    counted = tally if tally is not None else ReadTally()
+    texts = read_texts(files, counted, field=field, lines=lines, skip_bad=skip_bad, errors=errors, cut=True)
+    enc = train(texts, vocab_size, **options)
+    if tally is None and (counted.skipped or counted.replaced):
+        warnings.warn(f"train_from_files: {counted.describe()}", UserWarning, stacklevel=2)
+    return enc
+
+
+def _path_list(paths: PathLike | Iterable[PathLike]) -> list[PathLike]:
+    if isinstance(paths, (str, os.PathLike)):
+        return [paths]
+    return list(paths)

@@ -1,0 +1,3 @@
+from typing import BinaryIO
+
+def read_ascii(file: BinaryIO, size: int) -> str | None: ...
