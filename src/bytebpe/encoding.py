@@ -10,7 +10,7 @@ import os
 import re
 import types
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoReturn
 
 import regex
 
@@ -28,6 +28,18 @@ PRETOKENIZER_ENV = "BYTEBPE_PRETOKENIZER"
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
 DisallowedSpecial = Literal["all"] | Collection[str]
+
+
+class PieceCacheInfo(NamedTuple):
+    """Figures of an encoding's persistent piece cache (`Encoding.piece_cache_info`); all 0 when it is off."""
+
+    max_bytes: int      # the bound
+    bytes: int          # allocated now, never above max_bytes
+    entries: int        # pieces held
+    lookups: int        # pieces that needed merging and were looked for (not found in the call's own cache)
+    hits: int           # of those, found
+    admitted: int       # pieces stored (on their second sight)
+    turnovers: int      # generations emptied to make room
 
 
 class Encoding:
@@ -358,6 +370,22 @@ class Encoding:
         from .serialization import save_encoding
 
         save_encoding(self, path)
+
+    # ==== the persistent piece cache =============================================================
+
+    def set_piece_cache_bytes(self, max_bytes: int) -> None:
+        """Bound the persistent piece cache to `max_bytes` bytes; 0 turns it off. What it held is dropped.
+
+        The cache keeps the ids of pre-tokens that needed merging, across calls, so a word seen in any
+        earlier call costs one lookup. It never changes ids. It belongs to the merge table, so the setting
+        applies to every encoding sharing it (`with_special_tokens`, `with_pretokenizer`, the registry's
+        copy). The default is 32 MiB, or ``BYTEBPE_PIECE_CACHE_BYTES`` when set.
+        """
+        self._table.set_piece_cache_bytes(max_bytes)
+
+    def piece_cache_info(self) -> PieceCacheInfo:
+        """The persistent piece cache's bound, size and counts (see `PieceCacheInfo`)."""
+        return PieceCacheInfo(**self._table.piece_cache_info())
 
     # ==== derived encodings and pickling =========================================================
 
