@@ -231,6 +231,8 @@ class Encoding:
         texts, special_split = self._checked_batch(text, allowed_special, disallowed_special)
         parts = batching.map_chunks(
             functools.partial(self._encode_chunk, special_split, flat=True), texts, num_threads)
+        if len(parts) == 1:
+            return parts[0]     # one chunk (a small batch): its arrays are already the answer, no copy
         ids = np.concatenate([part_ids for part_ids, _ in parts]) if parts else np.empty(0, np.uint32)
         offsets = [np.zeros(1, np.int64)]
         base = 0
