@@ -5,8 +5,10 @@ For each encoding, corpus and call shape: the cache is emptied, primed by encodi
 file's start, then one *unseen* slice that follows it is encoded, timed, and the next repetition takes the
 next slice (so the cache never holds the timed text itself). Three call shapes: the whole slice in one call,
 a loop over ~300-character documents, and a loop over 1-4 KB documents. The same slice goes through tiktoken
-and through bytebpe with the cache off (a table of its own) untimed first, so that all three find it in the
-CPU caches, then timed, taking turns in a rotating order. Ids are checked equal.
+and through bytebpe with the cache off untimed first, so that all three find it in the
+CPU caches, then timed, taking turns in a rotating order, each timed run right after an untimed run of the
+other library over the same slice; off and on are one table with its primed cache taken out and put back.
+Ids are checked equal.
 
     BYTEBPE_DATA_DIR=../shared/vocab python benchmarks/bench_piece_cache.py            # ~3 min
     BYTEBPE_DATA_DIR=../shared/vocab python benchmarks/bench_piece_cache.py --quick    # ~30 s
@@ -75,10 +77,7 @@ def main() -> int:
         ours = bytebpe.get_encoding(name)
         default_bytes = ours.piece_cache_info().max_bytes
         cache_bytes = args.cache_bytes if args.cache_bytes is not None else default_bytes
-        # The cache off: an encoding over a table of its own (the cache belongs to the table).
-        off = bytebpe.Encoding(name, pat_str=ours._pat_str, mergeable_ranks=ours._mergeable_ranks,
-                               special_tokens=ours._special_tokens)
-        off.set_piece_cache_bytes(0)
+        table = ours._table
         for corpus in args.corpora:
             text = bench_encode.read_sample(corpus_dir / corpus, args.prime_mb + args.slice_mb * args.repeat)
             prime_chars = len(bench_encode.read_sample(corpus_dir / corpus, args.prime_mb))
@@ -98,16 +97,28 @@ def main() -> int:
                 for shape, run in shapes.items():
                     ours.set_piece_cache_bytes(cache_bytes)    # empty again, then primed on other text
                     ours.encode_ordinary(prime)
-                    expected = run(theirs)      # untimed: brings the slice into the CPU caches for everyone
-                    if run(off) != expected:
+                    # Off and on are the same encoding and table, with its primed cache taken out and put
+                    # back: two tables would compete for the CPU caches, and whichever ran last would win.
+                    primed = table._swap_piece_cache(None)
+                    expected = run(theirs)      # untimed: brings the slice into the CPU caches for both
+                    if run(ours) != expected:
                         raise SystemExit(f"ids differ from tiktoken ({name}, {corpus}, {shape}, cache off)")
-                    before = ours.piece_cache_info()
                     # Taking turns, in an order that rotates from slice to slice. The cache-on run is the
                     # first time the primed cache meets this slice.
-                    contenders = [("tiktoken", theirs), ("off", off), ("on", ours)]
-                    for label, enc in contenders[index % 3:] + contenders[:index % 3]:
+                    turns = [("tiktoken", None), ("off", None), ("on", primed)]
+                    for label, cache in turns[index % 3:] + turns[:index % 3]:
+                        enc = theirs if label == "tiktoken" else ours
+                        # The same state before every timed run: the other library has just read the slice
+                        # (a run right after another run of the same table and text found it warmer).
+                        table._swap_piece_cache(None)
+                        run(ours if label == "tiktoken" else theirs)
+                        table._swap_piece_cache(cache)
+                        if label == "on":
+                            before = ours.piece_cache_info()
                         seconds.setdefault(f"{shape}/{label}", []).append(timed(lambda: run(enc)))
-                    after = ours.piece_cache_info()
+                        if label == "on":
+                            after = ours.piece_cache_info()
+                    table._swap_piece_cache(primed)
                     if shape == "whole":
                         lookups += after.lookups - before.lookups
                         hits += after.hits - before.hits

@@ -213,3 +213,17 @@ def test_a_forked_child_starts_with_an_empty_working_cache(data_dir, tik):
     os.close(read)
     os.waitpid(pid, 0)
     assert answer == b"1"
+
+
+def test_a_cache_taken_out_and_put_back_keeps_what_it_held(data_dir):
+    enc = private_encoding(1 << 20)
+    enc.encode_ordinary(" Antidisestablishmentarianism" * 2)
+    held = enc._table._swap_piece_cache(None)
+    assert enc.piece_cache_info().max_bytes == 0
+    enc.encode_ordinary(" Antidisestablishmentarianism")       # cache out: not counted
+    enc._table._swap_piece_cache(held)
+    enc.encode_ordinary(" Antidisestablishmentarianism")
+    info = enc.piece_cache_info()
+    assert (info.entries, info.hits) == (1, 1)
+    with pytest.raises(TypeError):
+        enc._table._swap_piece_cache("not a cache")

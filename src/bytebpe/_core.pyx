@@ -471,6 +471,16 @@ cdef class MergeTable:
             raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
         self._set_piece_cache(min(max_bytes, 1 << 50))
 
+    def _swap_piece_cache(self, cache):
+        """Put `cache` (a PieceCache, or None for off) in place of the current one and return that one.
+
+        For side-by-side measurements: the same table with its cache on and off, without emptying it."""
+        if cache is not None and not isinstance(cache, PieceCache):
+            raise TypeError(f"expected a PieceCache or None, got {type(cache).__name__}")
+        previous = self.current_piece_cache()
+        self.piece_cache = cache
+        return previous
+
     def piece_cache_info(self):
         """The piece cache's figures as a dict: max_bytes, bytes (allocated now, never above max_bytes),
         entries, lookups, hits, admitted, turnovers (generations emptied). All zero when it is off."""

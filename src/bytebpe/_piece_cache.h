@@ -180,11 +180,15 @@ public:
         uint64_t marks = (1ULL << ((h >> 14) & 63)) | (1ULL << ((h >> 20) & 63));
         if ((pair[1].load(std::memory_order_relaxed) & marks) == marks)
             return PIECE_CACHE_ADMIT;
-        pair[1].fetch_or(marks, std::memory_order_relaxed);
-        if (shard.doorkeeper_marks.fetch_add(1, std::memory_order_relaxed) + 1 == slots_ / 2) {
+        // Plain loads and stores, no read-modify-write: a locked instruction per first sight stalled the
+        // encode loop measurably, and a race between two threads here can only lose a mark or a count
+        // (a piece then waits for one more sight; the doorkeeper is cleared a little later).
+        pair[1].store(pair[1].load(std::memory_order_relaxed) | marks, std::memory_order_relaxed);
+        uint32_t count = shard.doorkeeper_marks.load(std::memory_order_relaxed) + 1;
+        shard.doorkeeper_marks.store(count, std::memory_order_relaxed);
+        if (count >= slots_ / 2) {
             // As many marks as a generation holds entries: start afresh before it fills with false
-            // positives. (A mark made meanwhile by another thread may be lost: a piece then waits for a
-            // third sight.)
+            // positives.
             for (uint32_t i = 0; i < bloom_words_; i++)
                 shard.blooms[2 * i + 1].store(0, std::memory_order_relaxed);
             shard.doorkeeper_marks.store(0, std::memory_order_relaxed);
@@ -380,8 +384,10 @@ private:
         return true;
     }
 
+    // Under the shard lock, so no other writer: a plain store (readers load the word whole, atomically).
     void add_to_filter(PieceCacheShard& shard, uint32_t tag) noexcept {
-        shard.blooms[2 * (tag & (bloom_words_ - 1))].fetch_or(bloom_bits(tag), std::memory_order_relaxed);
+        std::atomic<uint64_t>& word = shard.blooms[2 * (tag & (bloom_words_ - 1))];
+        word.store(word.load(std::memory_order_relaxed) | bloom_bits(tag), std::memory_order_relaxed);
     }
 };
 
