@@ -227,3 +227,21 @@ def test_a_cache_taken_out_and_put_back_keeps_what_it_held(data_dir):
     assert (info.entries, info.hits) == (1, 1)
     with pytest.raises(TypeError):
         enc._table._swap_piece_cache("not a cache")
+
+
+def test_a_call_that_keeps_missing_looks_up_only_a_sample(data_dir, tik):
+    enc = private_encoding(1 << 20)
+    rng = random.Random(7)
+    words = {"".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(12)) for _ in range(12_000)}
+    text = " ".join(sorted(words))      # distinct pieces, all of them first sights: every lookup misses
+    assert enc.encode_ordinary(text) == tik.encode_ordinary(text)
+    lookups = enc.piece_cache_info().lookups
+    # _core.pyx: the first 4096 are all looked up, then 1 in 4.
+    assert 4096 <= lookups < 4096 + (len(words) - 4096) // 4 + 100
+    # A call that finds what it looks for keeps looking everything up.
+    enc.set_piece_cache_bytes(1 << 24)
+    enc.encode_ordinary(text)
+    enc.encode_ordinary(text)
+    before = enc.piece_cache_info().lookups
+    enc.encode_ordinary(text)
+    assert enc.piece_cache_info().lookups - before == len(words)

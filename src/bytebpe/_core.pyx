@@ -44,6 +44,7 @@ cdef extern from "_piece_cache.h" namespace "bytebpe" nogil:
         void insert(uint64_t h, const uint8_t* data, uint32_t n, const uint32_t* ids, uint32_t n_ids) noexcept
         void stats(PieceCacheStats* out) noexcept
         void reset_after_fork() noexcept
+        void count_lookups(uint64_t n) noexcept
     cdef struct PieceCacheStats "bytebpe::PieceCacheStats":
         size_t max_bytes
         size_t bytes
@@ -84,6 +85,15 @@ cdef enum:
 # their bytes are still in L1 cache.
 cdef enum:
     SCAN_BATCH = 256
+# When the persistent piece cache has answered fewer than 1 in PIECE_CACHE_POOR_HIT_RATE of a call's first
+# PIECE_CACHE_SAMPLE_AFTER lookups or more, the call looks up only 1 in PIECE_CACHE_SAMPLING pieces from then
+# on: a miss costs two cache lines (the filter and doorkeeper, the shard), and on a stream of text in a
+# language the cache has not seen (multilingual.txt after 2 MB of other languages: 3% hits) those misses
+# made encoding 5-8% slower than with no cache. Pieces repeated within the call are still offered to it.
+cdef enum:
+    PIECE_CACHE_SAMPLE_AFTER = 4096
+    PIECE_CACHE_POOR_HIT_RATE = 32
+    PIECE_CACHE_SAMPLING = 4
 # The merge cache (see MergeCache): at most this many slots, at least one per CACHE_BYTES_PER_SLOT bytes of
 # input (so clearing it costs ~1% of encoding the input), and the ids it may hold before starting afresh.
 cdef enum:
@@ -884,6 +894,11 @@ cdef cppclass MergeCache:
     uint64_t mask
     vector[PairMemoEntry] memo_entries     # the pair memo of the merge loop, for the same call
     PairMemo memo
+    # This call's use of the persistent piece cache (see _encode_scanned): pieces that could have been
+    # looked up there, lookups made, and hits.
+    uint64_t considered
+    uint64_t lookups
+    uint64_t hits
 
 
 cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil:
@@ -968,7 +983,12 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
             before = out.size()
             found = PIECE_CACHE_MISS
             if pieces != NULL and size <= PIECE_CACHE_MAX_PIECE:
-                found = pieces.lookup(hashes[k], data + start, <uint32_t>size, found_ids)
+                cache.considered += 1
+                if (cache.lookups < PIECE_CACHE_SAMPLE_AFTER or cache.hits * PIECE_CACHE_POOR_HIT_RATE >= cache.lookups
+                        or cache.considered % PIECE_CACHE_SAMPLING == 0):
+                    found = pieces.lookup(hashes[k], data + start, <uint32_t>size, found_ids)
+                    cache.lookups += 1
+                    cache.hits += found >= 0
             if found >= 0:
                 out.insert(out.end(), found_ids, found_ids + found)
             elif table.merge_piece(data + start, size, out, &cache.memo):
@@ -1067,7 +1087,7 @@ cdef class CoreBPE:
                                  PieceCacheCore* pieces) except -1 nogil:
         cdef Py_ssize_t i, size
         cdef size_t before
-        cdef uint64_t h = 0
+        cdef uint64_t h = 0, lookups = 0
         cdef int found
         cdef Rank found_ids[PIECE_CACHE_MAX_PIECE]
         for i in range(count):
@@ -1079,6 +1099,7 @@ cdef class CoreBPE:
             if pieces != NULL and 3 <= size <= PIECE_CACHE_MAX_PIECE:
                 h = _hash_bytes(_head_word(spans[i].data, size), spans[i].data, size)
                 found = pieces.lookup(h, spans[i].data, <uint32_t>size, found_ids)
+                lookups += 1
             if found >= 0:
                 out.insert(out.end(), found_ids, found_ids + found)
                 continue
@@ -1087,6 +1108,8 @@ cdef class CoreBPE:
                 return 1 + i    # which span failed, so the caller can name it
             if found == PIECE_CACHE_ADMIT:
                 pieces.insert(h, spans[i].data, <uint32_t>size, out.data() + before, <uint32_t>(out.size() - before))
+        if pieces != NULL:
+            pieces.count_lookups(lookups)
         return 0
 
     cdef Py_ssize_t _merge_texts(self, vector[Span]& spans, vector[Py_ssize_t]& text_ends, vector[Rank]& out,
@@ -1137,6 +1160,7 @@ cdef class CoreBPE:
         cdef Py_ssize_t i, k, failed, begin = 0
         cdef MergeCache cache
         _reset_cache(cache, total_bytes)
+        cache.considered = cache.lookups = cache.hits = 0
         for i in range(<Py_ssize_t>text_ends.size()):
             for k in range(begin, text_ends[i]):
                 if segments[k].rank != NO_RANK:      # a special token
@@ -1148,6 +1172,8 @@ cdef class CoreBPE:
                     return k
             offsets.push_back(out.size())
             begin = text_ends[i]
+        if pieces != NULL:
+            pieces.count_lookups(cache.lookups)
         return -1
 
     cdef int _scan_group(self, PatternKind kind, vector[Span]& segments, vector[Py_ssize_t]& text_ends,

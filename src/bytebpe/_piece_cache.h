@@ -88,9 +88,7 @@ struct alignas(64) PieceCacheShard {    // one cache line apart: shards taken by
     std::atomic<uint64_t>* blooms;
     std::atomic<uint32_t> doorkeeper_marks;
     size_t bytes;
-    // Counted under the lock (hits, admitted, turnovers) or with relaxed atomics (lookups: the miss path).
-    std::atomic<uint64_t> lookups;
-    uint64_t hits, admitted, turnovers;
+    uint64_t hits, admitted, turnovers;     // counted under the lock
 };
 
 class PieceCache {
@@ -150,13 +148,16 @@ public:
 
     size_t max_bytes() const noexcept { return max_bytes_; }
 
+    // Callers count their lookups and add them here once per call: a counter written at every lookup
+    // dirtied a cache line per miss.
+    void count_lookups(uint64_t n) noexcept { lookups_.fetch_add(n, std::memory_order_relaxed); }
+
     // The ids of the piece data[:n] (hash h, n <= PIECE_CACHE_MAX_PIECE) into ids[] (room for n) and their
     // count; else PIECE_CACHE_MISS or PIECE_CACHE_ADMIT.
     int lookup(uint64_t h, const uint8_t* data, uint32_t n, uint32_t* ids) noexcept {
         if (n_shards_ == 0)
             return PIECE_CACHE_MISS;
         PieceCacheShard& shard = shard_of(h);
-        shard.lookups.store(shard.lookups.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         uint32_t tag = (uint32_t)(h >> 32);
         uint64_t bits = bloom_bits(tag);
         std::atomic<uint64_t>* pair = shard.blooms + 2 * (tag & (bloom_words_ - 1));
@@ -211,6 +212,7 @@ public:
     void stats(PieceCacheStats* out) noexcept {
         memset(out, 0, sizeof(*out));
         out->max_bytes = max_bytes_;
+        out->lookups = lookups_.load(std::memory_order_relaxed);
         if (n_shards_ == 0)
             return;     // a bound too small to hold anything: an empty cache, nothing allocated for it
         out->bytes = sizeof(PieceCache) + n_shards_ * sizeof(PieceCacheShard);
@@ -219,7 +221,6 @@ public:
             std::lock_guard<std::mutex> guard(shard.mutex);
             out->bytes += shard.bytes;
             out->entries += shard.generation[0].entries + shard.generation[1].entries;
-            out->lookups += shard.lookups.load(std::memory_order_relaxed);
             out->hits += shard.hits;
             out->admitted += shard.admitted;
             out->turnovers += shard.turnovers;
@@ -248,6 +249,7 @@ private:
     uint32_t arena_words_ = 0;      // per generation
     uint32_t bloom_words_ = 0;      // words of the filter, and of the doorkeeper, per shard: a power of two
     std::atomic<uint64_t>* blooms_ = nullptr;   // every shard's filter and doorkeeper
+    std::atomic<uint64_t> lookups_{0};
 
     // Which hash bits go where: the doorkeeper's two bit positions bits 14..25, the shard bits 26..31, the
     // stored tag bits 32..63: the slot index and the word pair of the filter and doorkeeper from its low
@@ -268,7 +270,6 @@ private:
         shard.blooms = nullptr;
         shard.doorkeeper_marks.store(0, std::memory_order_relaxed);
         shard.bytes = 0;
-        shard.lookups.store(0, std::memory_order_relaxed);
         shard.hits = shard.admitted = shard.turnovers = 0;
     }
 
