@@ -87,11 +87,11 @@ cdef enum:
     SCAN_BATCH = 256
 # When the persistent piece cache has answered fewer than 1 in PIECE_CACHE_POOR_HIT_RATE of a call's first
 # PIECE_CACHE_SAMPLE_AFTER lookups or more, the call looks up only 1 in PIECE_CACHE_SAMPLING pieces from then
-# on, and stores 1 in PIECE_CACHE_SAMPLING of the pieces it meets twice. Measured with callgrind (cl100k,
-# 0.5 MB of multilingual.txt's Japanese in one call, after 2 MB of its Chinese; 7% hits): every lookup and
-# store cost +5.5% instructions against no cache, sampled +4.1%; the same text in 300-character calls is
-# -10.1%. 1 in 8 is about where the cache pays: code.txt at 13% hits costs +0.8% in one call, English at 27%
-# costs 0 to -1%.
+# on (a miss costs a cache line; the lookups of a call on text the cache has not seen mostly miss). Pieces
+# met twice within the call are still all stored: that is how a cold cache learns (sampling the stores
+# too saved a little more on such a call, but a cache primed by one large call then held a third less:
+# 19% hits instead of 27% on English). 1 in 8 is about where the lookups pay (callgrind, cl100k, one call
+# of 0.5 MB after 2 MB of priming: code.txt at 13% hits +0.8%, English at 27% 0 to -1%).
 cdef enum:
     PIECE_CACHE_SAMPLE_AFTER = 4096
     PIECE_CACHE_POOR_HIT_RATE = 8
@@ -901,7 +901,6 @@ cdef cppclass MergeCache:
     uint64_t considered
     uint64_t lookups
     uint64_t hits
-    uint64_t offered        # pieces met again within the call that the persistent cache had not taken
 
 
 cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil:
@@ -923,7 +922,7 @@ cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil
 
 
 cdef inline bint _piece_cache_useful(const MergeCache& cache) noexcept nogil:
-    """Whether the call still looks up (and offers) every piece: see PIECE_CACHE_SAMPLE_AFTER."""
+    """Whether the call still looks up every piece: see PIECE_CACHE_SAMPLE_AFTER."""
     return cache.lookups < PIECE_CACHE_SAMPLE_AFTER or cache.hits * PIECE_CACHE_POOR_HIT_RATE >= cache.lookups
 
 
@@ -983,11 +982,9 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
                 out.insert(out.end(), cache.ids.begin() + cached.ids_start,
                            cache.ids.begin() + cached.ids_start + cached.ids_count)
                 if cached.offer:    # its second sight: the persistent cache takes it now
-                    cache.offered += 1
-                    if _piece_cache_useful(cache) or cache.offered % PIECE_CACHE_SAMPLING == 0:
-                        cached.offer = 0
-                        pieces.insert(hashes[k], data + start, <uint32_t>size,
-                                      cache.ids.data() + cached.ids_start, cached.ids_count)
+                    cached.offer = 0
+                    pieces.insert(hashes[k], data + start, <uint32_t>size, cache.ids.data() + cached.ids_start,
+                                  cached.ids_count)
                 start = end
                 continue
             before = out.size()
@@ -1169,7 +1166,7 @@ cdef class CoreBPE:
         cdef Py_ssize_t i, k, failed, begin = 0
         cdef MergeCache cache
         _reset_cache(cache, total_bytes)
-        cache.considered = cache.lookups = cache.hits = cache.offered = 0
+        cache.considered = cache.lookups = cache.hits = 0
         for i in range(<Py_ssize_t>text_ends.size()):
             for k in range(begin, text_ends[i]):
                 if segments[k].rank != NO_RANK:      # a special token
