@@ -56,6 +56,19 @@ def test_encode_to_numpy_gives_uint32_ids(pair, text):
     assert ids.tolist() == theirs.encode_to_numpy(text).tolist() == theirs.encode(text)
 
 
+def test_numpy_outputs_are_writable_arrays_of_their_own(pair):
+    ours, theirs = pair
+    first, second = ours.encode_to_numpy(TEXTS[0]), ours.encode_to_numpy(TEXTS[0])
+    assert first.flags.writeable and first.flags.c_contiguous and first.base is None
+    first[:] = 0    # each call's array has its own memory
+    assert second.tolist() == theirs.encode(TEXTS[0])
+    for texts in ([], TEXTS[:1], TEXTS):      # no text, one chunk (returned as it is), several texts
+        ids, offsets = ours.encode_batch_to_numpy(texts)
+        assert ids.dtype == np.uint32 and offsets.dtype == np.int64 and offsets.flags.writeable
+        assert offsets.tolist()[0] == 0 and len(offsets) == len(texts) + 1
+        assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(texts))] == theirs.encode_batch(texts)
+
+
 def test_encode_batch_and_encode_ordinary_batch(pair):
     ours, theirs = pair
     assert ours.encode_batch(TEXTS) == theirs.encode_batch(TEXTS)

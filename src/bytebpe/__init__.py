@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 # The compiled core is imported unconditionally: there is no pure-Python fallback to fall into silently.
 from ._core import InvalidTokenError
-from .encoding import Encoding
+from .encoding import Encoding, PieceCacheInfo
 from .registry import (
     UnknownEncodingError,
     UnknownModelError,
@@ -45,6 +45,7 @@ __all__ = [
     "EncodingMismatchError",
     "FileStats",
     "InvalidTokenError",
+    "PieceCacheInfo",
     "ReadTally",
     "TokenFiles",
     "TokenFilesMeta",

@@ -57,6 +57,10 @@ cdef class MergeTable:
     # result lists from these skips allocating an int per token.
     cdef list rank_objects
     cdef dict ranks_dict                # token bytes -> rank: the dict it was built from, or built lazily
+    # The persistent piece cache (a PieceCache, or None when off), shared by every CoreBPE over this table:
+    # the ids of a piece depend on the table alone. The only mutable part of a table; made on first use.
+    cdef object piece_cache
+    cdef bint piece_cache_configured
     cdef readonly Py_ssize_t n_tokens
     cdef readonly Py_ssize_t max_rank
 
@@ -85,3 +89,5 @@ cdef class MergeTable:
     cdef bint _index(self) except -1
     cdef bytes _token_bytes(self, Py_ssize_t rank)
     cdef bint _maybe_token(self, uint64_t h) noexcept nogil
+    cdef object current_piece_cache(self)
+    cdef int _set_piece_cache(self, Py_ssize_t max_bytes) except -1

@@ -10,7 +10,7 @@ import os
 import re
 import types
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoReturn
 
 import regex
 
@@ -28,6 +28,18 @@ PRETOKENIZER_ENV = "BYTEBPE_PRETOKENIZER"
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
 DisallowedSpecial = Literal["all"] | Collection[str]
+
+
+class PieceCacheInfo(NamedTuple):
+    """Figures of an encoding's persistent piece cache (`Encoding.piece_cache_info`); all 0 when it is off."""
+
+    max_bytes: int      # the bound
+    bytes: int          # allocated now, never above max_bytes
+    entries: int        # pieces held
+    lookups: int        # pieces that needed merging and were looked for (not found in the call's own cache)
+    hits: int           # of those, found
+    admitted: int       # pieces stored (on their second sight)
+    turnovers: int      # generations emptied to make room
 
 
 class Encoding:
@@ -220,7 +232,7 @@ class Encoding:
         parts = batching.map_chunks(
             functools.partial(self._encode_chunk, special_split, flat=True), texts, num_threads)
         if len(parts) == 1:
-            return parts[0]     # no copy: one huge document is its ids once, not twice
+            return parts[0]     # one chunk: its arrays are the answer (one huge document is its ids once, not twice)
         ids = np.concatenate([part_ids for part_ids, _ in parts]) if parts else np.empty(0, np.uint32)
         offsets = [np.zeros(1, np.int64)]
         base = 0
@@ -367,6 +379,22 @@ class Encoding:
         from .hf_json import write_tokenizer_json
 
         write_tokenizer_json(self, path)
+
+    # ==== the persistent piece cache =============================================================
+
+    def set_piece_cache_bytes(self, max_bytes: int) -> None:
+        """Bound the persistent piece cache to `max_bytes` bytes; 0 turns it off. What it held is dropped.
+
+        The cache keeps the ids of pre-tokens that needed merging, across calls, so a word seen in any
+        earlier call costs one lookup. It never changes ids. It belongs to the merge table, so the setting
+        applies to every encoding sharing it (`with_special_tokens`, `with_pretokenizer`, the registry's
+        copy). The default is 32 MiB, or ``BYTEBPE_PIECE_CACHE_BYTES`` when set.
+        """
+        self._table.set_piece_cache_bytes(max_bytes)
+
+    def piece_cache_info(self) -> PieceCacheInfo:
+        """The persistent piece cache's bound, size and counts (see `PieceCacheInfo`)."""
+        return PieceCacheInfo(**self._table.piece_cache_info())
 
     # ==== derived encodings and pickling =========================================================
 

@@ -1,0 +1,247 @@
+"""The persistent piece cache (`_piece_cache.h`): it never changes ids, it stays within its bound, 0 is off.
+
+The cache is shared by every encoding over one merge table and used by batch threads without the GIL, so
+the ids are checked against tiktoken with the cache on (tiny, so that generations turn over all the time,
+and at the default), off, and with many threads hammering one encoding while another thread replaces the
+cache under them. `.ci/run` runs this module under PYTHONMALLOC=debug too: a cache that kept a pointer into
+a piece's text instead of copying it would then return the 0xDD bytes of freed memory as ids.
+"""
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import threading
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bytebpe
+
+# The smallest bound at which the cache still holds anything splits into one shard of 16 slots a generation:
+# a few hundred bytes of entries, so that a handful of pieces turns a generation over.
+TINY = 2048
+
+
+@pytest.fixture(scope="module")
+def tik(tiktoken_encoding):
+    return tiktoken_encoding("cl100k_base")
+
+
+def private_encoding(max_bytes: int, pretokenizer: str = "auto") -> bytebpe.Encoding:
+    """cl100k_base over a merge table of its own, so that its cache is not the registry's shared one."""
+    named = bytebpe.get_encoding("cl100k_base")
+    enc = bytebpe.Encoding("cl100k_base", pat_str=named._pat_str, mergeable_ranks=named._mergeable_ranks,
+                           special_tokens=named._special_tokens, pretokenizer=pretokenizer)
+    enc.set_piece_cache_bytes(max_bytes)
+    return enc
+
+
+@pytest.fixture(scope="module", params=["compiled", "regex"])
+def caches(request, data_dir):
+    """(tiny cache, default-sized cache, cache off), one engine."""
+    default = bytebpe.get_encoding("cl100k_base").piece_cache_info().max_bytes
+    return tuple(private_encoding(size, request.param) for size in (TINY, default, 0))
+
+
+WORDS = ["hello", " world", " understanding", " Pneumonoultramicroscopic", "ing", " the", "日本語のテキスト",
+         " привет", "🙂🙃", "  ", "\n\n", "12345", " déjà", "'s", " x" * 3, "<|endoftext|>", "<|fim_prefix|>",
+         "\ud800", "\udfff", "a\ud83d\ude00b"]
+
+
+@settings(max_examples=60, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=30)), max_size=40), st.integers(1, 3))
+def test_ids_with_the_cache_on_tiny_default_and_off_equal_tiktokens(caches, tik, parts, repeats):
+    # Repeated so that pieces are met again (admitted on a second sight, then found), across calls too.
+    text = "".join(parts) * repeats
+    expected = tik.encode(text, allowed_special="all")
+    expected_ordinary = tik.encode_ordinary(text)
+    for enc in caches:
+        for _ in range(2):
+            assert enc.encode(text, allowed_special="all") == expected
+            assert enc.encode_ordinary(text) == expected_ordinary
+            assert enc.encode_ordinary_batch([text, text[::-1], text]) == [
+                expected_ordinary, tik.encode_ordinary(text[::-1]), expected_ordinary]
+
+
+def test_the_cache_is_used_and_counts_what_it_does(data_dir):
+    enc = private_encoding(1 << 20)
+    sentence = "Antidisestablishmentarianism overshadowed photosynthesis, notwithstanding. "
+    for _ in range(3):
+        enc.encode_ordinary(sentence)      # one call per sight: the call's own cache cannot serve them
+    info = enc.piece_cache_info()
+    assert info.max_bytes == 1 << 20
+    assert info.admitted > 0 and info.entries == info.admitted     # admitted on the second call
+    assert info.hits > 0                                            # found on the third
+    assert 0 < info.bytes <= info.max_bytes
+
+
+def test_a_piece_seen_twice_in_one_call_is_admitted(data_dir):
+    enc = private_encoding(1 << 20)
+    enc.encode_ordinary(" Antidisestablishmentarianism" * 2)
+    assert enc.piece_cache_info().entries == 1
+    enc.encode_ordinary(" Antidisestablishmentarianism")
+    assert enc.piece_cache_info().hits == 1
+
+
+def test_a_one_off_piece_is_not_admitted(data_dir):
+    enc = private_encoding(1 << 20)
+    enc.encode_ordinary(" Antidisestablishmentarianism overshadowed")
+    info = enc.piece_cache_info()
+    assert info.lookups > 0 and info.entries == 0
+
+
+def test_zero_turns_the_cache_off(data_dir, tik):
+    enc = private_encoding(0)
+    text = "Antidisestablishmentarianism overshadowed photosynthesis. " * 50
+    for _ in range(3):
+        assert enc.encode_ordinary(text) == tik.encode_ordinary(text)
+    assert enc.piece_cache_info() == bytebpe.PieceCacheInfo(0, 0, 0, 0, 0, 0, 0)
+
+
+def test_the_setting_is_shared_by_encodings_over_the_same_table(data_dir):
+    enc = private_encoding(1 << 20)
+    siblings = [enc.with_special_tokens({"<|mine|>": 200_000}), enc.with_pretokenizer("regex")]
+    for sibling in siblings:
+        sibling.encode_ordinary(" Antidisestablishmentarianism")
+    assert enc.piece_cache_info().entries == 1     # seen by two siblings: admitted
+    siblings[0].set_piece_cache_bytes(0)
+    assert enc.piece_cache_info().max_bytes == 0 and siblings[1].piece_cache_info().max_bytes == 0
+
+
+@pytest.mark.parametrize("bad, error", [(-1, ValueError), (1.5, TypeError), ("1", TypeError), (True, TypeError)])
+def test_a_bad_bound_is_refused(data_dir, bad, error):
+    with pytest.raises(error):
+        private_encoding(1 << 20).set_piece_cache_bytes(bad)
+
+
+@pytest.mark.parametrize("max_bytes", [1, TINY, 100_000, 1 << 20, 5_000_000])
+def test_the_bound_holds_under_a_stream_of_unique_pieces(data_dir, tik, max_bytes):
+    enc = private_encoding(max_bytes)
+    rng = random.Random(max_bytes)
+    frequent = " Antidisestablishmentarianism"
+    for round_ in range(40):
+        # Unique pieces (each met twice, so that every one is admitted), with a frequent one among them.
+        words = ["".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(3, 40)))
+                 for _ in range(500)]
+        text = " ".join(words) + frequent
+        assert enc.encode_ordinary_batch([text, text]) == [tik.encode_ordinary(text)] * 2
+        info = enc.piece_cache_info()
+        assert info.bytes <= info.max_bytes == max_bytes
+    assert info.admitted > 10_000 or max_bytes < TINY
+    if TINY <= max_bytes <= 1 << 20:
+        assert info.turnovers > 0
+    if max_bytes == 1 << 20:
+        # The frequent piece is met every round: a generation turning over never loses it for long.
+        before = info.hits
+        enc.encode_ordinary(frequent)
+        assert enc.piece_cache_info().hits == before + 1
+
+
+def test_many_threads_on_one_encoding_while_the_cache_is_replaced(data_dir, tik, corpus_dir):
+    enc = private_encoding(TINY * 8)
+    with open(corpus_dir / "english_prose.txt", encoding="utf-8") as file:
+        prose = file.read(200_000)
+    with open(corpus_dir / "multilingual.txt", encoding="utf-8") as file:
+        multilingual = file.read(100_000)
+    documents = [prose[i:i + 5000] for i in range(0, len(prose), 5000)]
+    documents += [multilingual[i:i + 3000] for i in range(0, len(multilingual), 3000)]
+    expected = [tik.encode_ordinary(document) for document in documents]
+    failures: list[str] = []
+    stop = threading.Event()
+
+    def hammer(seed: int) -> None:
+        rng = random.Random(seed)
+        for _ in range(6):
+            order = list(range(len(documents)))
+            rng.shuffle(order)
+            # Fresh str objects, dropped after each call: under PYTHONMALLOC=debug a pointer into one that the
+            # cache kept would read 0xDD bytes at the next call.
+            texts = ["".join(list(documents[i])) for i in order]
+            got = enc.encode_ordinary_batch(texts, num_threads=2)
+            del texts
+            if got != [expected[i] for i in order]:
+                failures.append(f"thread {seed}")
+
+    def replace() -> None:
+        sizes = [TINY, 0, 1 << 20, TINY * 8, 300_000]
+        while not stop.is_set():
+            enc.set_piece_cache_bytes(sizes[0])
+            sizes.append(sizes.pop(0))
+            stop.wait(0.002)
+
+    threads = [threading.Thread(target=hammer, args=(seed,)) for seed in range(6)]
+    replacer = threading.Thread(target=replace)
+    replacer.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stop.set()
+    replacer.join()
+    assert not failures
+
+
+def test_the_environment_variable_sets_the_default(data_dir):
+    code = ("import bytebpe; enc = bytebpe.get_encoding('cl100k_base'); enc.encode('x');"
+            "print(enc.piece_cache_info().max_bytes)")
+    env = dict(os.environ, BYTEBPE_PIECE_CACHE_BYTES="123456")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "123456"
+    env["BYTEBPE_PIECE_CACHE_BYTES"] = "lots"
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode != 0 and "BYTEBPE_PIECE_CACHE_BYTES" in result.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_starts_with_an_empty_working_cache(data_dir, tik):
+    enc = private_encoding(1 << 20)
+    text = " Antidisestablishmentarianism overshadowed photosynthesis" * 3
+    enc.encode_ordinary(text)
+    assert enc.piece_cache_info().entries > 0
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:    # the child: report and leave without running the parent's cleanup
+        ok = enc.piece_cache_info().entries == 0 and enc.encode_ordinary(text) == tik.encode_ordinary(text)
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 1)
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert answer == b"1"
+
+
+def test_a_cache_taken_out_and_put_back_keeps_what_it_held(data_dir):
+    enc = private_encoding(1 << 20)
+    enc.encode_ordinary(" Antidisestablishmentarianism" * 2)
+    held = enc._table._swap_piece_cache(None)
+    assert enc.piece_cache_info().max_bytes == 0
+    enc.encode_ordinary(" Antidisestablishmentarianism")       # cache out: not counted
+    enc._table._swap_piece_cache(held)
+    enc.encode_ordinary(" Antidisestablishmentarianism")
+    info = enc.piece_cache_info()
+    assert (info.entries, info.hits) == (1, 1)
+    with pytest.raises(TypeError):
+        enc._table._swap_piece_cache("not a cache")
+
+
+def test_a_call_that_keeps_missing_looks_up_only_a_sample(data_dir, tik):
+    enc = private_encoding(1 << 20)
+    rng = random.Random(7)
+    words = {"".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(12)) for _ in range(12_000)}
+    text = " ".join(sorted(words))      # distinct pieces, all of them first sights: every lookup misses
+    assert enc.encode_ordinary(text) == tik.encode_ordinary(text)
+    lookups = enc.piece_cache_info().lookups
+    # _core.pyx: the first 4096 are all looked up, then (fewer than 1 in 8 found) 1 in 4.
+    assert 4096 <= lookups < 4096 + (len(words) - 4096) // 4 + 100
+    # A call that finds what it looks for keeps looking everything up.
+    enc.set_piece_cache_bytes(1 << 24)
+    enc.encode_ordinary(text)
+    enc.encode_ordinary(text)
+    before = enc.piece_cache_info().lookups
+    enc.encode_ordinary(text)
+    assert enc.piece_cache_info().lookups - before == len(words)
