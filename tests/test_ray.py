@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import sys
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -30,19 +30,29 @@ def ray():
         ray = pytest.importorskip("ray", reason="needs Ray Data: pip install 'bytebpe[ray]'")
     import ray.data
 
-    # Ray's file listing checks each path's filesystem on several threads at once, each importing
-    # fsspec.implementations.http (which needs aiohttp, absent here) and catching only ModuleNotFoundError:
-    # a thread that finds another's half-done import gets "cannot import name 'HTTPFileSystem'" instead, and
-    # the read fails (seen in CI, Ray 2.60). A failed import is not cached, so the race recurs; None in
-    # sys.modules caches it: every later import raises ModuleNotFoundError at once, as Ray expects.
-    try:
-        import fsspec.implementations.http  # noqa: F401
-    except ImportError:
-        sys.modules["fsspec.implementations.http"] = None
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    import bytebpe.ray
+
+    # Ray 2.60's threaded file listing can fail on a first-import race (see settle_fsspec_http_import): settled
+    # here and in every worker.
+    bytebpe.ray.settle_fsspec_http_import()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True,
+             runtime_env={"worker_process_setup_hook": "bytebpe.ray.settle_fsspec_http_import"})
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def time_limit():
+    """A Ray job that hangs fails the test after 300 s instead of holding CI until its own limit."""
+    def on_alarm(signum, frame):
+        raise TimeoutError("a Ray test ran past 300 s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(300)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
 
 
 def texts_of(path: Path) -> list[str]:

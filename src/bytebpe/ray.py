@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import ray.data
 
-__all__ = ["tokenize", "write_token_files"]
+__all__ = ["settle_fsspec_http_import", "tokenize", "write_token_files"]
 
 # The column of UTF-8 byte counts that write_token_files asks of the workers (for the metadata), dropped after.
 _BYTES_COLUMN = "__bytebpe_bytes"
@@ -44,6 +44,23 @@ def _import_ray() -> Any:
     except ImportError:
         raise ImportError("bytebpe.ray needs Ray Data: pip install 'bytebpe[ray]' (ray[data])") from None
     return ray
+
+
+def settle_fsspec_http_import() -> None:
+    """Import fsspec's http filesystem once, and cache its absence (None in sys.modules) when aiohttp is missing.
+
+    Ray 2.60's file listing asks on several threads at once whether a path is on an HTTP filesystem, each
+    importing `fsspec.implementations.http` and catching only ModuleNotFoundError: a thread that meets
+    another's half-done import gets "cannot import name 'HTTPFileSystem'" and the read fails (seen in CI).
+    Call it in the driver and, through ``ray.init(runtime_env={"worker_process_setup_hook":
+    "bytebpe.ray.settle_fsspec_http_import"})``, in every worker.
+    """
+    import sys
+
+    try:
+        import fsspec.implementations.http  # noqa: F401
+    except ImportError:
+        sys.modules["fsspec.implementations.http"] = None    # every later import: ModuleNotFoundError at once
 
 
 def _encoding(encoding: str | os.PathLike[str] | Encoding) -> Encoding:
