@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import bytebpe
+from bytebpe.token_outputs import read_index
 
 pytestmark = pytest.mark.slow
 
@@ -108,7 +109,9 @@ def test_write_token_files_gives_the_local_commands_arrays_byte_for_byte(ray, co
     import bytebpe.ray
 
     inputs = [corpus_dir / name for name in CORPORA]
-    local = bytebpe.encode_files(inputs, encoding="o200k_base", output=tmp_path / "local" / "o", eot=eot)
+    shard_tokens = 700_000 if eot else None     # with eot, in shards too
+    local = bytebpe.encode_files(inputs, encoding="o200k_base", output=tmp_path / "local" / "o", eot=eot,
+                                 shard_tokens=shard_tokens)
     if source == "jsonl":
         ds = ray.data.read_json([str(path) for path in inputs])
     else:
@@ -117,9 +120,17 @@ def test_write_token_files_gives_the_local_commands_arrays_byte_for_byte(ray, co
             pq.write_table(pa.table({"text": texts_of(path)}), tmp_path / "parquet" / f"{i}.parquet")
         ds = ray.data.read_parquet(sorted(str(path) for path in (tmp_path / "parquet").iterdir()))
     meta = bytebpe.ray.write_token_files(ds, tmp_path / "ray" / "o", encoding="o200k_base", eot=eot,
-                                         batch_size=100)
-    for suffix in (".tokens.npy", ".offsets.npy"):
-        assert (tmp_path / "ray" / f"o{suffix}").read_bytes() == (tmp_path / "local" / f"o{suffix}").read_bytes()
+                                         batch_size=100, shard_tokens=shard_tokens)
+    names = sorted(os.listdir(tmp_path / "local"))
+    assert sorted(os.listdir(tmp_path / "ray")) == names
+    assert len(names) == (3 * local.shards[str(tmp_path / "local" / "o")] + 1 if eot else 3)
+    for name in names:
+        if name.endswith(".npy"):
+            assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+    if eot:
+        ray_index, local_index = (read_index(tmp_path / where / "o") for where in ("ray", "local"))
+        assert ray_index.shards == local_index.shards and ray_index.meta == meta
+        return
     recorded = bytebpe.load_token_files(tmp_path / "ray" / "o").meta
     assert recorded == meta
     for key in ("encoding", "vocabulary_sha256", "n_vocab", "dtype", "documents", "tokens", "bytes", "eot",
@@ -127,7 +138,6 @@ def test_write_token_files_gives_the_local_commands_arrays_byte_for_byte(ray, co
         assert getattr(meta, key) == getattr(local, key) if hasattr(local, key) else True
     assert (meta.documents, meta.tokens, meta.bytes) == (local.documents, local.tokens, local.bytes)
     assert meta.extra["engine"] == "ray"
-    assert sorted(os.listdir(tmp_path / "ray")) == ["o.meta.json", "o.offsets.npy", "o.tokens.npy"]
 
 
 def test_bad_input_fails_naming_the_column_and_leaves_nothing(ray, tmp_path):

@@ -32,7 +32,15 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from .datasets import EncodeSummary, FileStats, count_files, encode_files
     from .piece_counts import count_pieces, load_piece_counts, save_piece_counts, train_from_counts
     from .readers import BadDocumentError, ReadTally
-    from .token_outputs import EncodingMismatchError, TokenFiles, TokenFilesMeta, load_token_files
+    from .token_outputs import (
+        EncodingMismatchError,
+        ShardIndex,
+        TokenFiles,
+        TokenFilesMeta,
+        TokenShards,
+        load_token_files,
+        load_token_shards,
+    )
 
 __version__ = "0.1.0"
 
@@ -47,8 +55,10 @@ __all__ = [
     "InvalidTokenError",
     "PieceCacheInfo",
     "ReadTally",
+    "ShardIndex",
     "TokenFiles",
     "TokenFilesMeta",
+    "TokenShards",
     "UnknownEncodingError",
     "UnknownModelError",
     "VocabularyHashError",
@@ -66,6 +76,7 @@ __all__ = [
     "load_tiktoken_bpe",
     "load_piece_counts",
     "load_token_files",
+    "load_token_shards",
     "save_piece_counts",
     "train",
     "train_from_counts",
@@ -85,6 +96,9 @@ _LAZY_NAMES = {
     "TokenFiles": "token_outputs",
     "TokenFilesMeta": "token_outputs",
     "load_token_files": "token_outputs",
+    "load_token_shards": "token_outputs",
+    "ShardIndex": "token_outputs",
+    "TokenShards": "token_outputs",
     "count_pieces": "piece_counts",
     "load_piece_counts": "piece_counts",
     "save_piece_counts": "piece_counts",

@@ -73,7 +73,7 @@ def _encode(args: argparse.Namespace) -> int:
     summary = datasets.encode_files(
         args.inputs, encoding=enc, output=args.output, eot=args.eot, workers=args.workers, format=args.format,
         progress=not args.quiet, fsync=args.fsync, val_fraction=args.val_fraction, seed=args.seed,
-        **_read_options(args))
+        shard_tokens=args.shard_tokens, **_read_options(args))
     if args.quiet:
         _warn(summary.losses())
     _say(summary.describe(), args)
@@ -96,6 +96,9 @@ def _count(args: argparse.Namespace) -> int:
 def _decode(args: argparse.Namespace) -> int:
     prefix = token_outputs.prefix_of(args.tokens)
     meta = token_outputs.read_meta(prefix)
+    if meta is None and not Path(args.tokens).is_file() and token_outputs.read_index(prefix) is not None:
+        raise CommandError(f"{prefix} was written in shards ({prefix}.index.json): decode one shard, e.g. "
+                           f"{token_outputs.shard_prefix(prefix, 0)}")
     enc = _decode_encoding(args, meta, prefix)
     tokens_path = Path(args.tokens)
     if meta is not None:
@@ -161,6 +164,10 @@ def _decode_encoding(args: argparse.Namespace, meta: token_outputs.TokenFilesMet
 def _info(args: argparse.Namespace) -> int:
     prefix = token_outputs.prefix_of(args.prefix)
     meta = token_outputs.read_meta(prefix)
+    index = token_outputs.read_index(prefix) if meta is None else None
+    if index is not None:
+        sys.stdout.write(index.to_json() if args.json else index.describe() + "\n")
+        return 0
     if meta is None:
         raise CommandError(f"no {prefix}.meta.json: give the PREFIX that `bytebpe encode -o PREFIX` wrote (outputs "
                            f"of an older bytebpe have no metadata)")
@@ -444,6 +451,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="split by documents: each goes to PREFIX.val.* with probability F, else to "
                              "PREFIX.train.* (deterministic for a given --seed)")
     encode.add_argument("--seed", type=int, default=0, help="seed of the --val-fraction split (default: 0)")
+    encode.add_argument("--shard-tokens", type=_positive_int, default=None, metavar="N",
+                        help="write numbered shards of at most N tokens (PREFIX.00000.tokens.npy, ...; documents "
+                             "whole unless longer than a shard) and PREFIX.index.json listing them")
     encode.add_argument("--fsync", action="store_true",
                         help="flush the files and their folder to disk before giving them their final names")
     _workers_argument(encode)
@@ -468,7 +478,8 @@ def _parser() -> argparse.ArgumentParser:
                         help=".bin files: the id type (default: uint16 when the vocabulary fits, else uint32)")
     decode.set_defaults(run=_decode)
 
-    info = commands.add_parser("info", help="what PREFIX.meta.json says about encoded token files")
+    info = commands.add_parser("info", help="what PREFIX.meta.json (or a sharded set's PREFIX.index.json) says "
+                                            "about encoded token files")
     info.add_argument("prefix", metavar="PREFIX", help="the -o PREFIX of `bytebpe encode` (or one of its files)")
     info.add_argument("--json", action="store_true", help="print the metadata as JSON")
     info.set_defaults(run=_info)

@@ -12,7 +12,6 @@ pattern has a compiled scanner (every named encoding), and while it merges other
 from __future__ import annotations
 
 import contextlib
-import datetime
 import functools
 import os
 import queue
@@ -30,8 +29,9 @@ import numpy.typing as npt
 from . import batching
 from .encoding import Encoding
 from .readers import BadDocumentError, InputFile, check_read_options, find_input_files
-from .token_files import PartialFile, TokenFileWriter, fsync_folder, remove_stale_partial_files, token_dtype
-from .token_outputs import InputRecord, TokenFilesMeta, output_paths, output_prefix, vocabulary_sha256
+from .token_files import fsync_folder, token_dtype
+from .token_outputs import InputRecord, TokenFilesMeta, output_paths, output_prefix, utc_timestamp, vocabulary_sha256
+from .token_sets import SetCounts, TokenSetWriter, commit_together, remove_stale_partial_files_of_set
 
 __all__ = [
     "BadDocumentError",
@@ -90,6 +90,8 @@ class EncodeSummary:
     files: list[FileStats] = field(default_factory=list)
     outputs: list[Path] = field(default_factory=list)          # tokens (.npy or .bin), offsets, metadata
     removed_leftovers: list[Path] = field(default_factory=list)  # temporary files of dead earlier runs
+    removed_earlier: list[Path] = field(default_factory=list)    # an earlier run's files this one replaced
+    shards: dict[str, int] = field(default_factory=dict)         # shard_tokens: set prefix -> its shards
     dtype: str = ""
     splits: dict[str, EncodeSummary] = field(default_factory=dict)  # val_fraction: "train"/"val" -> its counts
 
@@ -124,8 +126,14 @@ class EncodeSummary:
         lines += self.losses()
         for name, part in self.splits.items():
             lines.append(f"{name}: {part.documents:,} documents, {part.tokens:,} tokens")
+        for name, count in self.shards.items():
+            lines.append(f"{name}: {count:,} shards, listed in {name}.index.json")
         if self.removed_leftovers:
             lines.append(f"removed {len(self.removed_leftovers)} temporary files that a stopped earlier run left")
+        if self.removed_earlier:
+            lines.append(f"removed {len(self.removed_earlier)} files of an earlier output of the same name that "
+                         f"this one replaces: " + ", ".join(map(str, self.removed_earlier[:SKIPPED_EXAMPLES]))
+                         + (", ..." if len(self.removed_earlier) > SKIPPED_EXAMPLES else ""))
         lines.extend(f"wrote {path}" for path in self.outputs)
         return "\n".join(lines)
 
@@ -158,6 +166,7 @@ def encode_files(
     stdin_format: str = "txt",
     val_fraction: float | None = None,
     seed: int = 0,
+    shard_tokens: int | None = None,
 ) -> EncodeSummary:
     """Encode every document of the input files into ``PREFIX.tokens.npy`` + ``PREFIX.offsets.npy``, described
     by ``PREFIX.meta.json`` (`TokenFilesMeta`; `load_token_files` reads the three back).
@@ -184,7 +193,13 @@ def encode_files(
     ``val_fraction=F`` splits by documents: each goes to ``PREFIX.val.*`` with probability F, else to
     ``PREFIX.train.*`` (three files each, with their own metadata), drawn from a generator seeded with `seed`
     in document order -- the same inputs, F and seed give the same split, whatever the batch size or
-    worker count. The summary counts both; its `splits` give each set's own counts.
+    worker count. The summary counts both; its `splits` give each set's own counts. Each sidecar records
+    the split, F and the seed.
+
+    ``shard_tokens=N`` writes each set as numbered shards of at most N tokens (``PREFIX.00000.tokens.npy``,
+    ... each with its own offsets and sidecar) and ``PREFIX.index.json`` listing them (`token_sets` has the
+    packing rule: documents whole unless longer than a shard); `load_token_shards` reads them back. Either
+    way, a finished run replaces every file an earlier run wrote under the same prefix.
     """
     if format not in ("npy", "bin"):
         raise ValueError(f"format must be 'npy' or 'bin', got {format!r}")
@@ -193,45 +208,56 @@ def encode_files(
         raise ValueError(f"val_fraction must be a number between 0 and 1 (exclusive), got {val_fraction!r}")
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    if shard_tokens is not None and (not isinstance(shard_tokens, int) or isinstance(shard_tokens, bool)
+                                     or shard_tokens < 1):
+        raise ValueError(f"shard_tokens must be a positive int, got {shard_tokens!r}")
     files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes, lines=lines, errors=errors,
                                    ignore_unknown=ignore_unknown, stdin_format=stdin_format)
     eot_id = _eot_id(enc) if eot else None
     dtype = token_dtype(enc.max_token_value)
     names = [prefix] if val_fraction is None else [f"{prefix}.train", f"{prefix}.val"]
-    sets_paths = [output_paths(name, format) for name in names]
-    sets_paths[0].tokens.parent.mkdir(parents=True, exist_ok=True)
+    Path(prefix).parent.mkdir(parents=True, exist_ok=True)
     sha256 = vocabulary_sha256(enc)
 
     summary = EncodeSummary(dtype=dtype.name)
-    for paths in sets_paths:
-        for path in paths:
-            summary.removed_leftovers += remove_stale_partial_files(path)
+    for name in names:
+        summary.removed_leftovers += remove_stale_partial_files_of_set(name)
     with contextlib.ExitStack() as stack:
-        sets = [_OutputSet(paths, dtype, format, fsync, stack, len(files)) for paths in sets_paths]
+        sets = [stack.enter_context(TokenSetWriter(name, dtype=dtype, format=format, fsync=fsync,
+                                                   n_inputs=len(files), shard_tokens=shard_tokens))
+                for name in names]
         choose = _Splitter(val_fraction, seed) if val_fraction is not None else None
 
         def write(ids: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64], batch: _Batch) -> None:
+            doc_bytes = np.asarray(batch.sizes, np.int64)
+            doc_file = np.repeat([run[0] for run in batch.file_runs], [run[1] for run in batch.file_runs])
             if choose is None:
-                sets[0].write(ids, offsets, batch, None)
+                sets[0].write(ids, offsets, doc_bytes, doc_file)
                 return
             in_val = choose(len(offsets) - 1)
-            sets[0].write(ids, offsets, batch, ~in_val)
-            sets[1].write(ids, offsets, batch, in_val)
+            for output_set, keep in zip(sets, (~in_val, in_val)):
+                lengths = np.diff(offsets)
+                kept = np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths[keep])])
+                output_set.write(ids[np.repeat(keep, lengths)], kept, doc_bytes[keep], doc_file[keep])
 
         _run(files, enc, summary, write, field=field, lines=lines, eot_id=eot_id, workers=workers,
              skip_bad=skip_bad, errors=errors, progress=progress, batch_bytes=batch_bytes, desc="encode")
+        for name, output_set in zip(("train", "val"), sets):
+            split = {} if val_fraction is None else {"split": name, "val_fraction": val_fraction, "seed": seed}
+            meta_for = functools.partial(_meta, files=files, summary=summary, enc=enc, sha256=sha256,
+                                         format=format, eot_id=eot_id, field=field, lines=lines, split=split)
+            output_set.finish(meta_for)
+        # All sets together, each one's sidecars (and index) last: once one is there, so are its arrays.
+        commit_together(*(writer for output_set in sets for writer in output_set.writers))
         for output_set in sets:
-            part = output_set.summary
-            part.skipped, part.dtype = summary.skipped, summary.dtype
-            meta = _meta(part, files, enc, sha256, format=format, eot_id=eot_id, field=field, lines=lines)
-            output_set.meta_out.write_bytes(meta.to_json().encode("utf-8"))
-        # The sidecars last: once one is there, so are the arrays it describes.
-        _commit_together(*(writer for output_set in sets for writer in output_set.writers))
+            summary.removed_earlier += output_set.remove_earlier_output()
     if fsync:
-        fsync_folder(sets_paths[0].tokens.parent)   # the renames themselves
-    summary.outputs = [path for paths in sets_paths for path in paths]
+        fsync_folder(Path(prefix).parent)   # the renames themselves
+    summary.outputs = [path for output_set in sets for path in output_set.paths]
     if val_fraction is not None:
-        summary.splits = {"train": sets[0].summary, "val": sets[1].summary}
+        summary.splits = {name: _part_summary(output_set, summary)
+                          for name, output_set in zip(("train", "val"), sets)}
+    summary.shards = {name: len(output_set.parts) for name, output_set in zip(names, sets)} if shard_tokens else {}
     return summary
 
 
@@ -247,56 +273,30 @@ class _Splitter:
         return self._random.random(n_documents) < self._fraction
 
 
-class _OutputSet:
-    """The three files of one output set under temporary names, and the counts of what went into it."""
-
-    def __init__(self, paths: Any, dtype: np.dtype[Any], format: Format, fsync: bool, stack: contextlib.ExitStack,
-                 n_files: int) -> None:
-        self.tokens_out = stack.enter_context(TokenFileWriter(paths.tokens, dtype, format, fsync=fsync))
-        self.offsets_out = stack.enter_context(TokenFileWriter(paths.offsets, np.int64, fsync=fsync))
-        self.meta_out = stack.enter_context(PartialFile(paths.meta, fsync=fsync))
-        self.writers = (self.tokens_out, self.offsets_out, self.meta_out)
-        self.offsets_out.write(np.zeros(1, np.int64))
-        self.summary = EncodeSummary(files=[FileStats(Path()) for _ in range(n_files)])
-
-    def write(self, ids: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64], batch: _Batch,
-              keep: npt.NDArray[np.bool_] | None) -> None:
-        """Append the batch's documents (those where `keep`, or all) and count them, per input file too."""
-        lengths = np.diff(offsets)
-        if keep is None:
-            keep = np.ones(len(lengths), bool)
-        else:
-            ids = ids[np.repeat(keep, lengths)]
-            offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths[keep])])
-        self.offsets_out.write(offsets[1:] + self.tokens_out.length)
-        self.tokens_out.write(ids)
-        sizes = np.asarray(batch.sizes, np.int64)
-        first = 0
-        for index, count, _size in batch.file_runs:
-            chosen = keep[first:first + count]
-            stats = self.summary.files[index]
-            stats.documents += int(chosen.sum())
-            stats.bytes += int(sizes[first:first + count][chosen].sum())
-            stats.tokens += int(lengths[first:first + count][chosen].sum())
-            first += count
-        self.summary.documents += int(keep.sum())
-        self.summary.bytes += int(sizes[keep].sum())
-        self.summary.tokens += int(offsets[-1])
+def _part_summary(output_set: TokenSetWriter, summary: EncodeSummary) -> EncodeSummary:
+    counts = output_set.counts
+    return EncodeSummary(documents=counts.documents, bytes=counts.bytes, tokens=counts.tokens,
+                         skipped=summary.skipped, dtype=summary.dtype)
 
 
-def _meta(summary: EncodeSummary, files: list[InputFile], enc: Encoding, sha256: str, *, format: Format,
-          eot_id: int | None, field: str, lines: bool) -> TokenFilesMeta:
+def _meta(counts: SetCounts, extra: dict[str, Any], *, files: list[InputFile], summary: EncodeSummary,
+          enc: Encoding, sha256: str, format: Format, eot_id: int | None, field: str, lines: bool,
+          split: dict[str, Any]) -> TokenFilesMeta:
+    """The sidecar of a set or of one shard (`extra` has the shard's fields): a shard lists only the inputs
+    that went into it, and counts no skipped documents (the set's index does)."""
     from . import __version__
 
+    shard = "shard" in extra
     inputs = tuple(InputRecord(file.label if file.is_stdin else os.path.abspath(file.path), file.size,
-                               stats.documents, stats.tokens, stats.skipped)
-                   for file, stats in zip(files, summary.files))
-    created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+                               int(counts.file_documents[i]), int(counts.file_tokens[i]),
+                               0 if shard else summary.files[i].skipped)
+                   for i, file in enumerate(files) if not shard or counts.file_documents[i])
     return TokenFilesMeta(
         encoding=enc.name, vocabulary_sha256=sha256, n_vocab=enc.n_vocab, dtype=summary.dtype, format=format,
-        documents=summary.documents, tokens=summary.tokens, bytes=summary.bytes, skipped=summary.skipped,
-        eot=eot_id is not None, eot_token=eot_id, field=field, lines=lines, inputs=inputs,
-        bytebpe_version=__version__, created=created)
+        documents=counts.documents, tokens=counts.tokens, bytes=counts.bytes,
+        skipped=0 if shard else summary.skipped, eot=eot_id is not None, eot_token=eot_id, field=field,
+        lines=lines, inputs=inputs, bytebpe_version=__version__, created=utc_timestamp(),
+        extra={**split, **extra})
 
 
 def count_files(
@@ -479,18 +479,6 @@ def _append_eot(
     """
     n_docs = len(offsets) - 1
     return np.insert(ids, offsets[1:], np.uint32(eot_id)), offsets + np.arange(n_docs + 1)
-
-
-def _commit_together(*writers: PartialFile) -> None:
-    """Rename every writer's file to its final name; if one rename fails, take back those already done."""
-    done: list[Path] = []
-    try:
-        for writer in writers:
-            done.append(writer.commit())
-    except BaseException:
-        for path in done:
-            path.unlink(missing_ok=True)
-        raise
 
 
 def _progress_bar(total_bytes: int | None, desc: str) -> Any:

@@ -194,31 +194,40 @@ def write_token_files(
     column: str = "text",
     eot: bool = False,
     format: Literal["npy", "bin"] = "npy",
+    shard_tokens: int | None = None,
     batch_size: int = 1024,
     num_cpus: float = 1,
     concurrency: int | tuple[int, int] | None = None,
     fsync: bool = False,
 ) -> Any:
     """Tokenize `ds` on the cluster and write `bytebpe encode`'s files for it at `output` (a prefix, as there):
-    the ids of every document in the dataset's order, the offsets, and the metadata sidecar. Returns the
-    `TokenFilesMeta` written. The files appear together when complete; a failure leaves none."""
-    import datetime
-
+    the ids of every document in the dataset's order, the offsets, and the metadata sidecar — or with
+    `shard_tokens` the same shards and index as ``bytebpe encode --shard-tokens``. Returns the
+    `TokenFilesMeta` of the whole set. The files appear together when complete; a failure leaves none."""
     ray = _import_ray()
     from . import __version__
-    from .datasets import _commit_together
-    from .token_files import PartialFile, TokenFileWriter, fsync_folder, remove_stale_partial_files, token_dtype
-    from .token_outputs import TokenFilesMeta, output_paths, output_prefix, vocabulary_sha256
+    from .token_files import fsync_folder, token_dtype
+    from .token_outputs import TokenFilesMeta, output_prefix, utc_timestamp, vocabulary_sha256
+    from .token_sets import SetCounts, TokenSetWriter, remove_stale_partial_files_of_set
 
     if format not in ("npy", "bin"):
         raise ValueError(f"format must be 'npy' or 'bin', got {format!r}")
     enc = _encoding(encoding)
-    paths = output_paths(output_prefix(output, format), format)
+    prefix = output_prefix(output, format)
     kwargs = _worker_kwargs(enc, column, "tokens", eot, frozenset(), num_cpus, keep_input=False, count_bytes=True)
     dtype = token_dtype(enc.max_token_value)
-    paths.tokens.parent.mkdir(parents=True, exist_ok=True)
-    for path in paths:
-        remove_stale_partial_files(path)
+    Path(prefix).parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_partial_files_of_set(prefix)
+    sha256 = vocabulary_sha256(enc)
+    input_files = list(ds.input_files())
+
+    def meta_for(counts: SetCounts, extra: dict[str, Any]) -> TokenFilesMeta:
+        return TokenFilesMeta(
+            encoding=enc.name, vocabulary_sha256=sha256, n_vocab=enc.n_vocab, dtype=dtype.name, format=format,
+            documents=counts.documents, tokens=counts.tokens, bytes=counts.bytes, skipped=0, eot=eot,
+            eot_token=kwargs["eot_id"], field=column, lines=False, inputs=(), bytebpe_version=__version__,
+            created=utc_timestamp(), extra={"engine": "ray", "input_files": input_files, **extra})
+
     tokenized = ds.map_batches(_TokenizeBatch, fn_constructor_kwargs=kwargs, batch_format="pyarrow",
                                batch_size=batch_size, num_cpus=num_cpus, compute=_actor_pool(ray, concurrency))
     # The files hold the documents in the dataset's order. A dataset keeps the DataContext it was made with
@@ -226,32 +235,18 @@ def write_token_files(
     options = tokenized.context.execution_options
     preserved = options.preserve_order
     options.preserve_order = True
-    documents = tokens = n_bytes = 0
     try:
-        with TokenFileWriter(paths.tokens, dtype, format, fsync=fsync) as tokens_out, \
-                TokenFileWriter(paths.offsets, np.int64, fsync=fsync) as offsets_out, \
-                PartialFile(paths.meta, fsync=fsync) as meta_out:
-            offsets_out.write(np.zeros(1, np.int64))
+        with TokenSetWriter(prefix, dtype=dtype, format=format, fsync=fsync, shard_tokens=shard_tokens) as out:
             for batch in tokenized.iter_batches(batch_format="pyarrow", batch_size=None):
                 lists = batch.column("tokens").combine_chunks()
                 offsets = lists.offsets.to_numpy().astype(np.int64)
                 ids = lists.values.to_numpy()[offsets[0]:offsets[-1]]
-                offsets_out.write(offsets[1:] - offsets[0] + tokens_out.length)
-                tokens_out.write(ids)
-                documents += len(lists)
-                tokens += int(offsets[-1] - offsets[0])
-                n_bytes += int(np.asarray(batch.column(_BYTES_COLUMN).to_numpy()).sum())
-            created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace(
-                "+00:00", "Z")
-            meta = TokenFilesMeta(
-                encoding=enc.name, vocabulary_sha256=vocabulary_sha256(enc), n_vocab=enc.n_vocab, dtype=dtype.name,
-                format=format, documents=documents, tokens=tokens, bytes=n_bytes, skipped=0, eot=eot,
-                eot_token=kwargs["eot_id"], field=column, lines=False, inputs=(), bytebpe_version=__version__,
-                created=created, extra={"engine": "ray", "input_files": list(ds.input_files())})
-            meta_out.write_bytes(meta.to_json().encode("utf-8"))
-            _commit_together(tokens_out, offsets_out, meta_out)
+                out.write(ids, offsets - offsets[0], np.asarray(batch.column(_BYTES_COLUMN).to_numpy(), np.int64))
+            meta = out.finish(meta_for)
+            out.commit()
+            out.remove_earlier_output()
     finally:
         options.preserve_order = preserved
     if fsync:
-        fsync_folder(paths.tokens.parent)
+        fsync_folder(Path(prefix).parent)
     return meta

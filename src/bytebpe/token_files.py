@@ -27,6 +27,7 @@ __all__ = [
     "fsync_folder",
     "npy_header",
     "remove_stale_partial_files",
+    "remove_stale_partial_files_matching",
     "token_dtype",
 ]
 
@@ -83,15 +84,20 @@ def remove_stale_partial_files(final_path: Path, suffix: str = ".partial") -> li
     output does. A file whose process is alive, or may be (another user's), is never touched; so is a
     name without a process id, which is not ours to judge. Returns the paths removed.
     """
-    pattern = re.compile(r"\." + re.escape(final_path.name) + r"\.(\d+)\.[0-9a-f]+" + re.escape(suffix) + r"\Z")
+    return remove_stale_partial_files_matching(final_path.parent, re.escape(final_path.name), suffix)
+
+
+def remove_stale_partial_files_matching(folder: Path, name_regex: str, suffix: str = ".partial") -> list[Path]:
+    """`remove_stale_partial_files` for every final name in `folder` that matches `name_regex` (whole)."""
+    pattern = re.compile(r"\.(?:" + name_regex + r")\.(?P<pid>\d+)\.[0-9a-f]+" + re.escape(suffix) + r"\Z")
     removed: list[Path] = []
     try:
-        entries = list(os.scandir(final_path.parent))
+        entries = list(os.scandir(folder))
     except FileNotFoundError:
         return removed
     for entry in entries:
         match = pattern.match(entry.name)
-        if match is None or _process_alive(int(match.group(1))):
+        if match is None or _process_alive(int(match.group("pid"))):
             continue
         try:
             os.unlink(entry.path)

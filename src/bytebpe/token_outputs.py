@@ -6,15 +6,20 @@
     PREFIX.offsets.npy                  int64, documents + 1: document i is tokens[offsets[i]:offsets[i + 1]]
     PREFIX.meta.json                    `TokenFilesMeta`: encoding, vocabulary sha256, counts, inputs, ...
 
+or, with ``--shard-tokens N`` (`token_sets` packs them), numbered shards that are each such a set
+(``PREFIX.00000.tokens.npy``, ...) and ``PREFIX.index.json`` (`ShardIndex`): the whole set's metadata and
+the list of shards. `load_token_files` loads one set (or shard), `load_token_shards` a sharded one.
+
 Ids mean nothing without the vocabulary that made them, so the sidecar records the encoding's name and the
 sha256 of its mergeable ranks in tiktoken's text format (`vocabulary_sha256`): for the named encodings that is
 the sha256 of the official `.tiktoken` file, so the record can be checked against tiktoken's own pins.
 """
 from __future__ import annotations
 
+import datetime
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -28,24 +33,32 @@ __all__ = [
     "EncodingMismatchError",
     "InputRecord",
     "OutputPaths",
+    "ShardIndex",
+    "ShardRecord",
     "TokenFiles",
     "TokenFilesMeta",
+    "TokenShards",
     "check_encoding",
     "load_token_files",
+    "load_token_shards",
     "output_paths",
     "output_prefix",
     "prefix_of",
     "ranks_sha256",
+    "read_index",
     "read_meta",
+    "shard_prefix",
+    "utc_timestamp",
     "vocabulary_sha256",
 ]
 
 Format = Literal["npy", "bin"]
 META_SUFFIX = ".meta.json"
+INDEX_SUFFIX = ".index.json"
 # The sidecar's own format: a reader refuses a newer one rather than misread it.
 META_VERSION = 1
 # Suffixes of the files of a set, longest first: any of them names the set (for decode, info, the loader).
-_SET_SUFFIXES = (".tokens.npy", ".offsets.npy", META_SUFFIX, ".bin")
+_SET_SUFFIXES = (".tokens.npy", ".offsets.npy", META_SUFFIX, INDEX_SUFFIX, ".bin")
 
 
 class OutputPaths(NamedTuple):
@@ -97,6 +110,16 @@ def output_paths(prefix: str | os.PathLike[str], format: Format = "npy") -> Outp
     return OutputPaths(Path(prefix + _tokens_suffix(format)), Path(f"{prefix}.offsets.npy"), Path(prefix + META_SUFFIX))
 
 
+def shard_prefix(prefix: str, number: int) -> str:
+    """The prefix of shard `number` of the set `prefix`: five digits at least, so that names sort in order
+    up to 100,000 shards (the index lists them in order whatever their number).
+
+    >>> shard_prefix("out/train", 7)
+    'out/train.00007'
+    """
+    return f"{prefix}.{number:05d}"
+
+
 def prefix_of(path: str | os.PathLike[str]) -> str:
     """The prefix of a set from its prefix, the name `-o` was given, or the name of any of its files.
 
@@ -113,12 +136,17 @@ def prefix_of(path: str | os.PathLike[str]) -> str:
                 prefix = output_prefix(text, format)     # type: ignore[arg-type]
             except ValueError:
                 continue
-            if os.path.isfile(prefix + META_SUFFIX):
+            if os.path.isfile(prefix + META_SUFFIX) or os.path.isfile(prefix + INDEX_SUFFIX):
                 return prefix
     for suffix in _SET_SUFFIXES:
         if text.endswith(suffix):
             return text[: -len(suffix)]
     return text
+
+
+def utc_timestamp() -> str:
+    """Now, as the sidecars record it: UTC, ISO 8601, to the second ("2026-11-30T11:35:00Z")."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 # ==== the vocabulary's fingerprint ================================================================
@@ -201,24 +229,21 @@ class TokenFilesMeta:
     meta_version: int = META_VERSION
     extra: Mapping[str, Any] = field(default_factory=dict)   # keys this version does not know, kept as read
 
-    def to_json(self) -> str:
+    def to_record(self) -> dict[str, Any]:
         record = asdict(self)
         record.update(record.pop("extra"))
-        return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+        return record
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_record(), indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
     def from_json(cls, text: str, source: str = "metadata") -> TokenFilesMeta:
         """Parse a sidecar; a ValueError names `source` and what is wrong."""
-        try:
-            record = json.loads(text)
-        except ValueError as error:
-            raise ValueError(f"{source}: not valid JSON ({error})") from None
-        if not isinstance(record, dict):
-            raise ValueError(f"{source}: expected a JSON object")
-        version = record.get("meta_version")
-        if not isinstance(version, int) or version > META_VERSION:
-            raise ValueError(f"{source}: meta_version {version!r} is not one this bytebpe reads "
-                             f"(up to {META_VERSION}); upgrade bytebpe")
+        return cls.from_record(_versioned_record(text, source, "meta_version", META_VERSION), source)
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any], source: str = "metadata") -> TokenFilesMeta:
         known = {f.name for f in fields(cls)} - {"extra"}
         missing = sorted(known - record.keys() - {"meta_version"})
         if missing:
@@ -258,17 +283,36 @@ class TokenFilesMeta:
         return "\n".join(lines)
 
 
+def _versioned_record(text: str, source: str, version_key: str, newest: int) -> dict[str, Any]:
+    """The JSON object in `text`, whose `version_key` must be a version this bytebpe reads (up to `newest`)."""
+    try:
+        record = json.loads(text)
+    except ValueError as error:
+        raise ValueError(f"{source}: not valid JSON ({error})") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{source}: expected a JSON object")
+    version = record.get(version_key)
+    if not isinstance(version, int) or version > newest:
+        raise ValueError(f"{source}: {version_key} {version!r} is not one this bytebpe reads (up to {newest}); "
+                         f"upgrade bytebpe")
+    return record
+
+
 def read_meta(prefix: str | os.PathLike[str]) -> TokenFilesMeta | None:
     """The sidecar of the set `prefix` (or of any of its files); None when it has none (made by a bytebpe
     that wrote no metadata)."""
     path = Path(prefix_of(prefix) + META_SUFFIX)
+    text = _read_text_if_there(path)
+    return None if text is None else TokenFilesMeta.from_json(text, str(path))
+
+
+def _read_text_if_there(path: Path) -> str | None:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as error:
         raise ValueError(f"{path}: not UTF-8 text ({error})") from None
-    return TokenFilesMeta.from_json(text, str(path))
 
 
 class EncodingMismatchError(ValueError):
@@ -322,6 +366,10 @@ def load_token_files(prefix: str | os.PathLike[str]) -> TokenFiles:
     """
     name = prefix_of(prefix)
     meta = read_meta(name)
+    if meta is None and os.path.isfile(name + INDEX_SUFFIX):
+        raise FileNotFoundError(f"{name} was written in shards ({name + INDEX_SUFFIX}): load them with "
+                                f"load_token_shards({name!r}), or one shard with load_token_files"
+                                f"({shard_prefix(name, 0)!r})")
     if meta is None:
         raise FileNotFoundError(f"{name + META_SUFFIX} not found: load_token_files needs the metadata that "
                                 f"bytebpe encode writes beside the tokens (older outputs have none; load "
@@ -348,3 +396,121 @@ def check_arrays(meta: TokenFilesMeta, tokens: np.ndarray, offsets: np.ndarray, 
         problems.append(f"offsets are {offsets.dtype} {offsets.shape}, recorded int64 ({meta.documents + 1},)")
     if problems:
         raise ValueError(f"{where}: the files do not match {where + META_SUFFIX}: " + "; ".join(problems))
+
+
+# ==== shards ======================================================================================
+
+# The index's own format, as META_VERSION is the sidecar's.
+INDEX_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ShardRecord:
+    """One shard of a sharded set, as the index lists it."""
+
+    name: str               # its prefix's file name, in the index's folder ("train.00000")
+    documents: int          # spans: a document cut over shards counts in each
+    tokens: int
+    bytes: int              # UTF-8 bytes of the documents that start in it
+    first_document: int     # the set's index of its first span's document
+    continues: bool         # its first span continues the previous shard's last one
+
+
+@dataclass(frozen=True)
+class ShardIndex:
+    """What ``PREFIX.index.json`` records: the whole set's metadata (its counts count every document once),
+    the most tokens a shard may hold, and the shards in order."""
+
+    meta: TokenFilesMeta
+    shard_tokens: int
+    shards: tuple[ShardRecord, ...]
+
+    def to_json(self) -> str:
+        record = self.meta.to_record()
+        record.update(index_version=INDEX_VERSION, shard_tokens=self.shard_tokens,
+                      shards=[asdict(shard) for shard in self.shards])
+        return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "index") -> ShardIndex:
+        """Parse an index; a ValueError names `source` and what is wrong."""
+        record = _versioned_record(text, source, "index_version", INDEX_VERSION)
+        del record["index_version"]
+        shard_tokens, shards = record.pop("shard_tokens", None), record.pop("shards", None)
+        if not isinstance(shard_tokens, int) or shard_tokens < 1 or not isinstance(shards, list):
+            raise ValueError(f"{source}: needs a positive shard_tokens and a list of shards")
+        try:
+            records = tuple(ShardRecord(**item) for item in shards)
+        except TypeError as error:
+            raise ValueError(f"{source}: bad 'shards' entry ({error})") from None
+        meta = TokenFilesMeta.from_record(record, source)
+        if sum(shard.tokens for shard in records) != meta.tokens:
+            raise ValueError(f"{source}: the shards hold {sum(s.tokens for s in records)} tokens, the set "
+                             f"{meta.tokens}")
+        return cls(meta, shard_tokens, records)
+
+    def describe(self) -> str:
+        lines = [self.meta.describe(),
+                 f"shards             {len(self.shards):,} of at most {self.shard_tokens:,} tokens"]
+        lines.extend(f"  {shard.name}: {shard.tokens:,} tokens, {shard.documents:,} documents"
+                     + (" (the first continues the previous shard's last)" if shard.continues else "")
+                     for shard in self.shards)
+        return "\n".join(lines)
+
+
+def read_index(prefix: str | os.PathLike[str]) -> ShardIndex | None:
+    """The index of the sharded set `prefix`; None when there is none."""
+    path = Path(prefix_of(prefix) + INDEX_SUFFIX)
+    text = _read_text_if_there(path)
+    return None if text is None else ShardIndex.from_json(text, str(path))
+
+
+@dataclass(frozen=True)
+class TokenShards:
+    """A sharded set, loaded: its index and every shard (`TokenFiles`, arrays memory-mapped).
+
+    >>> data = bytebpe.load_token_shards("out/train")              # doctest: +SKIP
+    >>> len(data.shards), data.index.meta.tokens                    # doctest: +SKIP
+    (12, 1200000000)
+    """
+
+    index: ShardIndex
+    shards: tuple[TokenFiles, ...]
+
+    def __len__(self) -> int:
+        """The number of shards."""
+        return len(self.shards)
+
+    def documents(self) -> Iterator[np.ndarray]:
+        """Every document's ids in order, those cut over shards joined again."""
+        pending: list[np.ndarray] = []
+        for record, shard in zip(self.index.shards, self.shards):
+            for number in range(len(shard)):
+                span = shard.document(number)
+                if number == 0 and record.continues:
+                    pending.append(span)
+                    continue
+                if pending:
+                    yield pending[0] if len(pending) == 1 else np.concatenate(pending)
+                pending = [span]
+        if pending:
+            yield pending[0] if len(pending) == 1 else np.concatenate(pending)
+
+
+def load_token_shards(prefix: str | os.PathLike[str]) -> TokenShards:
+    """Load the sharded set written by ``encode_files(output=prefix, shard_tokens=N)`` (or ``--shard-tokens``):
+    its index and every shard, each checked against its own sidecar and the index."""
+    name = prefix_of(prefix)
+    index = read_index(name)
+    if index is None:
+        raise FileNotFoundError(f"{name + INDEX_SUFFIX} not found: {name} is not a sharded set"
+                                + (" (load it with load_token_files)" if os.path.isfile(name + META_SUFFIX) else ""))
+    folder = os.path.dirname(name)
+    shards = []
+    for record in index.shards:
+        shard = load_token_files(os.path.join(folder, record.name))
+        if (shard.meta.tokens != record.tokens or shard.meta.documents != record.documents
+                or shard.meta.vocabulary_sha256 != index.meta.vocabulary_sha256):
+            raise ValueError(f"{shard.paths.meta}: does not match {name + INDEX_SUFFIX} (another run's shard?)")
+        shards.append(shard)
+    return TokenShards(index, tuple(shards))
