@@ -1,7 +1,9 @@
 """bytebpe.ray on a local Ray cluster this module starts (2 CPUs): the token column holds the local encoder's ids,
 and write_token_files writes the arrays `bytebpe encode` writes, byte for byte, for the same documents — read by
-Ray from the shared corpora's JSONL and a Parquet copy, with and without end-of-text ids; bad input fails
-with nothing left behind; a worker killed mid-job is retried and the output is still the same.
+Ray from the shared corpora's JSONL and a Parquet copy, with and without end-of-text ids and shards; bad input
+fails with nothing left behind; a worker killed mid-job is retried and the output is still the same.
+`bytebpe encode --engine ray` writes the local engine's files (arrays byte for byte, sidecars equal but for
+the time), names bad documents by file and line, and counts skipped ones and replaced bytes across workers.
 
 Slow (Ray's start takes ~10 s): `.ci/run` runs it; `pip install '.[ray]'` to run it elsewhere.
 """
@@ -173,3 +175,110 @@ def test_a_worker_killed_mid_job_is_retried_and_the_output_is_unchanged(ray, cor
     for suffix in (".tokens.npy", ".offsets.npy"):
         assert (tmp_path / "ray" / f"o{suffix}").read_bytes() == (tmp_path / "local" / f"o{suffix}").read_bytes()
     assert local.documents == int(np.load(tmp_path / "ray" / "o.offsets.npy").size - 1)
+
+
+# ==== bytebpe encode --engine ray ================================================================
+
+
+def assert_same_outputs(ray_dir: Path, local_dir: Path) -> None:
+    """Every array byte for byte; every sidecar and index equal but for the time it was written."""
+    names = sorted(os.listdir(local_dir))
+    assert sorted(os.listdir(ray_dir)) == names
+    for name in names:
+        mine, theirs = (ray_dir / name).read_bytes(), (local_dir / name).read_bytes()
+        if name.endswith(".json"):
+            mine, theirs = (json.loads(data) for data in (mine, theirs))
+            mine["created"] = theirs["created"]
+        assert mine == theirs, name
+
+
+@pytest.mark.parametrize("options", [[], ["--eot", "--shard-tokens", "300000", "--val-fraction", "0.1"]])
+@pytest.mark.parametrize("source", ["jsonl", "parquet"])
+def test_encode_engine_ray_writes_the_local_engines_files(ray, corpus_dir, tmp_path, options, source):
+    from bytebpe import cli
+
+    if source == "jsonl":
+        inputs = [str(corpus_dir / name) for name in CORPORA]
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        (tmp_path / "in").mkdir()
+        for i, name in enumerate(CORPORA):
+            pq.write_table(pa.table({"text": texts_of(corpus_dir / name)}), tmp_path / "in" / f"{i}.parquet",
+                           row_group_size=100)
+        inputs = [str(tmp_path / "in")]
+    common = ["--encoding", "o200k_base", "-q", *options]
+    assert cli.main(["encode", *inputs, *common, "-o", str(tmp_path / "local" / "o")]) == 0
+    assert cli.main(["encode", *inputs, *common, "-o", str(tmp_path / "ray" / "o"), "--engine", "ray",
+                     "--workers", "2"]) == 0
+    assert_same_outputs(tmp_path / "ray", tmp_path / "local")
+
+
+def write_with_bad_lines(path: Path, texts: list[str], bad_every: int) -> int:
+    """`texts` as JSONL with a bad line (a number, or not JSON) every `bad_every` lines; returns how many."""
+    lines, bad = [], 0
+    for i, text in enumerate(texts):
+        if i % bad_every == 3:
+            lines.append('{"text": 5}' if bad % 2 else '{"text": "unterminated')
+            bad += 1
+        lines.append(json.dumps({"text": text}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return bad
+
+
+def test_bad_input_under_ray_is_named_by_file_and_line_and_skip_bad_counts_across_workers(ray, corpus_dir,
+                                                                                          tmp_path):
+    inputs = []
+    expected_bad = 0
+    for i, name in enumerate(CORPORA):
+        inputs.append(tmp_path / f"{i}.jsonl")
+        expected_bad += write_with_bad_lines(inputs[-1], texts_of(corpus_dir / name), 97)
+    with pytest.raises(bytebpe.BadDocumentError, match=r"0\.jsonl:4: "):
+        bytebpe.encode_files(inputs, encoding="gpt2", output=tmp_path / "out" / "o", engine="ray")
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
+
+    local = bytebpe.encode_files(inputs, encoding="gpt2", output=tmp_path / "local" / "o", skip_bad=True)
+    remote = bytebpe.encode_files(inputs, encoding="gpt2", output=tmp_path / "ray" / "o", skip_bad=True,
+                                  engine="ray", workers=2, batch_bytes=1 << 18)
+    assert remote.skipped == local.skipped == expected_bad > 10
+    assert remote.skipped_examples == local.skipped_examples
+    assert [f.skipped for f in remote.files] == [f.skipped for f in local.files]
+    assert_same_outputs(tmp_path / "ray", tmp_path / "local")
+
+
+def test_replaced_bytes_under_ray_are_counted_as_locally(ray, tmp_path):
+    (tmp_path / "a.txt").write_bytes(b"fine line\nbad \xff byte\nanother \xfe\xfd one\n" * 50)
+    options = dict(encoding="gpt2", lines=True, errors="replace")
+    local = bytebpe.encode_files(tmp_path / "a.txt", output=tmp_path / "local" / "o", **options)
+    remote = bytebpe.encode_files(tmp_path / "a.txt", output=tmp_path / "ray" / "o", engine="ray", **options)
+    assert (remote.replaced, remote.replaced_bytes) == (local.replaced, local.replaced_bytes) == (100, 150)
+    assert remote.replaced_examples == local.replaced_examples
+    assert_same_outputs(tmp_path / "ray", tmp_path / "local")
+
+
+def test_engine_ray_refuses_standard_input_and_address_needs_the_ray_engine(tmp_path, capsys):
+    from bytebpe import cli
+
+    with pytest.raises(ValueError, match="standard input cannot be one"):
+        bytebpe.encode_files("-", encoding="gpt2", output=tmp_path / "o", engine="ray")
+    assert cli.main(["encode", "-", "--encoding", "gpt2", "-o", str(tmp_path / "o"), "--address", "auto"]) == 1
+    assert "--address is for --engine ray" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_command_starts_and_stops_its_own_cluster(corpus_dir, tmp_path):
+    """What a user runs: no cluster yet, `bytebpe encode --engine ray` starts one on this machine."""
+    import subprocess
+    import sys
+
+    path = str(corpus_dir / "docs_code.jsonl")
+    local = bytebpe.encode_files(path, encoding="cl100k_base", output=tmp_path / "local" / "o", eot=True)
+    env = {**os.environ, "RAY_ADDRESS": ""}
+    env.pop("RAY_ADDRESS")
+    done = subprocess.run([sys.executable, "-m", "bytebpe", "encode", path, "--encoding", "cl100k_base", "--eot",
+                           "-o", str(tmp_path / "ray" / "o"), "--engine", "ray"],
+                          capture_output=True, text=True, timeout=240, env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"{local.documents:,} documents, {local.bytes:,} bytes, {local.tokens:,} tokens" in done.stderr
+    assert_same_outputs(tmp_path / "ray", tmp_path / "local")

@@ -69,11 +69,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _encode(args: argparse.Namespace) -> int:
+    if args.address is not None and args.engine != "ray":
+        raise CommandError("--address is for --engine ray")
     enc = _encoding_of(args)
     summary = datasets.encode_files(
         args.inputs, encoding=enc, output=args.output, eot=args.eot, workers=args.workers, format=args.format,
         progress=not args.quiet, fsync=args.fsync, val_fraction=args.val_fraction, seed=args.seed,
-        shard_tokens=args.shard_tokens, **_read_options(args))
+        shard_tokens=args.shard_tokens, engine=args.engine, ray_address=args.address, **_read_options(args))
     if args.quiet:
         _warn(summary.losses())
     _say(summary.describe(), args)
@@ -456,7 +458,15 @@ def _parser() -> argparse.ArgumentParser:
                              "whole unless longer than a shard) and PREFIX.index.json listing them")
     encode.add_argument("--fsync", action="store_true",
                         help="flush the files and their folder to disk before giving them their final names")
-    _workers_argument(encode)
+    encode.add_argument("--workers", type=_positive_int, default=None,
+                        help="threads encoding documents (default: one per usable core); with --engine ray, Ray "
+                             "workers (default: as many as the cluster offers)")
+    encode.add_argument("--engine", choices=["local", "ray"], default="local",
+                        help="local (default), or ray: read and encode on a Ray cluster (pip install "
+                             "'bytebpe[ray]'; inputs on a file system every node reads), same output files")
+    encode.add_argument("--address", default=None, metavar="ADDR",
+                        help="--engine ray: the cluster to join (default: RAY_ADDRESS, a running local "
+                             "cluster, or a new one on this machine)")
     encode.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     encode.set_defaults(run=_encode)
 

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +56,7 @@ DOCUMENT_WEIGHT = 64
 
 PathLike = str | os.PathLike[str]
 Format = Literal["npy", "bin"]
+Engine = Literal["local", "ray"]
 
 
 @dataclass
@@ -138,6 +139,16 @@ class EncodeSummary:
         return "\n".join(lines)
 
 
+class Encoded(NamedTuple):
+    """A batch of encoded documents, whichever engine encoded it: what the writers and tallies consume."""
+
+    ids: npt.NDArray[Any]               # every document's ids back to back (end-of-text ids included)
+    offsets: npt.NDArray[np.int64]      # documents + 1, from 0
+    sizes: npt.NDArray[np.int64]        # each document's UTF-8 bytes
+    doc_file: npt.NDArray[np.intp]      # each document's input file (index into the inputs)
+    read_position: int                  # bytes of the input files read so far (the progress bar's)
+
+
 @dataclass
 class _Batch:
     texts: list[str]
@@ -167,6 +178,8 @@ def encode_files(
     val_fraction: float | None = None,
     seed: int = 0,
     shard_tokens: int | None = None,
+    engine: Engine = "local",
+    ray_address: str | None = None,
 ) -> EncodeSummary:
     """Encode every document of the input files into ``PREFIX.tokens.npy`` + ``PREFIX.offsets.npy``, described
     by ``PREFIX.meta.json`` (`TokenFilesMeta`; `load_token_files` reads the three back).
@@ -200,6 +213,11 @@ def encode_files(
     ... each with its own offsets and sidecar) and ``PREFIX.index.json`` listing them (`token_sets` has the
     packing rule: documents whole unless longer than a shard); `load_token_shards` reads them back. Either
     way, a finished run replaces every file an earlier run wrote under the same prefix.
+
+    ``engine="ray"`` reads and encodes on a Ray cluster (`bytebpe.ray.encode_input_files`: the cluster at
+    `ray_address`, or the one ``ray.init()`` finds or starts; `workers` encoding workers, default: as many as
+    the cluster offers) and writes here, in input order: the files are byte for byte the local engine's. The
+    inputs must be paths every node can read (a shared file system).
     """
     if format not in ("npy", "bin"):
         raise ValueError(f"format must be 'npy' or 'bin', got {format!r}")
@@ -211,8 +229,13 @@ def encode_files(
     if shard_tokens is not None and (not isinstance(shard_tokens, int) or isinstance(shard_tokens, bool)
                                      or shard_tokens < 1):
         raise ValueError(f"shard_tokens must be a positive int, got {shard_tokens!r}")
+    if engine not in ("local", "ray"):
+        raise ValueError(f"engine must be 'local' or 'ray', got {engine!r}")
     files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes, lines=lines, errors=errors,
-                                   ignore_unknown=ignore_unknown, stdin_format=stdin_format)
+                                   ignore_unknown=ignore_unknown, stdin_format=stdin_format,
+                                   default_workers=engine == "local")
+    if engine == "ray" and any(file.is_stdin for file in files):
+        raise ValueError("engine 'ray' reads files on the cluster's nodes: standard input cannot be one")
     eot_id = _eot_id(enc) if eot else None
     dtype = token_dtype(enc.max_token_value)
     names = [prefix] if val_fraction is None else [f"{prefix}.train", f"{prefix}.val"]
@@ -228,20 +251,18 @@ def encode_files(
                 for name in names]
         choose = _Splitter(val_fraction, seed) if val_fraction is not None else None
 
-        def write(ids: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64], batch: _Batch) -> None:
-            doc_bytes = np.asarray(batch.sizes, np.int64)
-            doc_file = np.repeat([run[0] for run in batch.file_runs], [run[1] for run in batch.file_runs])
+        def write(batch: Encoded) -> None:
             if choose is None:
-                sets[0].write(ids, offsets, doc_bytes, doc_file)
+                sets[0].write(batch.ids, batch.offsets, batch.sizes, batch.doc_file)
                 return
-            in_val = choose(len(offsets) - 1)
+            in_val = choose(len(batch.offsets) - 1)
             for output_set, keep in zip(sets, (~in_val, in_val)):
-                lengths = np.diff(offsets)
-                kept = np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths[keep])])
-                output_set.write(ids[np.repeat(keep, lengths)], kept, doc_bytes[keep], doc_file[keep])
+                part = select_documents(batch, keep)
+                output_set.write(part.ids, part.offsets, part.sizes, part.doc_file)
 
         _run(files, enc, summary, write, field=field, lines=lines, eot_id=eot_id, workers=workers,
-             skip_bad=skip_bad, errors=errors, progress=progress, batch_bytes=batch_bytes, desc="encode")
+             skip_bad=skip_bad, errors=errors, progress=progress, batch_bytes=batch_bytes, desc="encode",
+             engine=engine, ray_address=ray_address)
         for name, output_set in zip(("train", "val"), sets):
             split = {} if val_fraction is None else {"split": name, "val_fraction": val_fraction, "seed": seed}
             meta_for = functools.partial(_meta, files=files, summary=summary, enc=enc, sha256=sha256,
@@ -259,6 +280,14 @@ def encode_files(
                           for name, output_set in zip(("train", "val"), sets)}
     summary.shards = {name: len(output_set.parts) for name, output_set in zip(names, sets)} if shard_tokens else {}
     return summary
+
+
+def select_documents(batch: Encoded, keep: npt.NDArray[np.bool_]) -> Encoded:
+    """The documents of `batch` where `keep`, in order."""
+    lengths = np.diff(batch.offsets)
+    offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths[keep])])
+    return Encoded(batch.ids[np.repeat(keep, lengths)], offsets, batch.sizes[keep], batch.doc_file[keep],
+                   batch.read_position)
 
 
 class _Splitter:
@@ -358,8 +387,10 @@ def iter_batches(
 def _prepare(
     paths: PathLike | Sequence[PathLike], encoding: str | Encoding, field: str, workers: int | None,
     batch_bytes: int, *, lines: bool, errors: str, ignore_unknown: bool, stdin_format: str,
-) -> tuple[list[InputFile], Encoding, int]:
-    """Every check that can be made before work starts; returns (input files, encoding, workers)."""
+    default_workers: bool = True,
+) -> tuple[list[InputFile], Encoding, Any]:
+    """Every check that can be made before work starts; returns (input files, encoding, workers: None stays
+    None unless `default_workers`, which makes it the thread pool's size)."""
     files = find_input_files(paths, ignore_unknown=ignore_unknown, stdin_format=stdin_format)
     check_read_options(files, lines=lines, errors=errors)
     if isinstance(encoding, str):
@@ -372,9 +403,9 @@ def _prepare(
         raise TypeError(f"encoding must be a name or an Encoding, got {type(encoding).__name__}")
     if not isinstance(field, str) or not field:
         raise ValueError("field must be a non-empty string")
-    if workers is None:
+    if workers is None and default_workers:
         workers = batching.pool_size()
-    if not isinstance(workers, int) or workers < 1:
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     if batch_bytes < 1:
         raise ValueError(f"batch_bytes must be positive, got {batch_bytes!r}")
@@ -392,19 +423,21 @@ def _run(
     files: list[InputFile],
     enc: Encoding,
     summary: EncodeSummary,
-    write: Callable[[Any, Any], None] | None,
+    write: Callable[[Encoded], None] | None,
     *,
     field: str,
     lines: bool,
     eot_id: int | None,
-    workers: int,
+    workers: int | None,
     skip_bad: bool,
     errors: str,
     progress: bool,
     batch_bytes: int,
     desc: str,
+    engine: Engine = "local",
+    ray_address: str | None = None,
 ) -> None:
-    """Read, encode (and `write`) every batch, filling `summary`; the reader thread is always stopped."""
+    """Read, encode (and `write`) every batch, filling `summary`; the reader is always stopped."""
     summary.files = [FileStats(file.path) for file in files]
     summary.ignored = list(getattr(files, "ignored", []))
     start = time.perf_counter()
@@ -424,9 +457,40 @@ def _run(
         if len(summary.replaced_examples) < SKIPPED_EXAMPLES:
             summary.replaced_examples.append(str(notice))
 
+    options = dict(field=field, lines=lines, eot_id=eot_id, workers=workers, skip_bad=skip_bad, errors=errors,
+                   on_skip=on_skip, on_replace=on_replace, batch_bytes=batch_bytes)
+    if engine == "local":
+        batches = _encode_locally(files, enc, **options)    # type: ignore[arg-type]
+    else:
+        from .ray import encode_input_files
+
+        batches = encode_input_files(files, enc, address=ray_address, **options)  # type: ignore[arg-type]
+    shown = 0
+    try:
+        with contextlib.closing(batches):
+            for batch in batches:
+                if write is not None:
+                    write(batch)
+                _tally(summary, batch)
+                if bar is not None:
+                    bar.update(batch.read_position - shown)
+                    shown = batch.read_position
+                    elapsed = time.perf_counter() - start
+                    bar.set_postfix_str(f"{summary.tokens / elapsed / 1e6:.2f} Mtok/s", refresh=False)
+    finally:
+        if bar is not None:
+            bar.close()
+    summary.seconds = time.perf_counter() - start
+
+
+def _encode_locally(
+    files: list[InputFile], enc: Encoding, *, field: str, lines: bool, eot_id: int | None, workers: int,
+    skip_bad: bool, errors: str, on_skip: Callable[[int, BadDocumentError], None],
+    on_replace: Callable[[BadDocumentError, int], None], batch_bytes: int,
+) -> Iterator[Encoded]:
+    """The local engine: a reader thread parses batches, this thread encodes each on the shared pool."""
     reader = _BatchReader(files, field=field, lines=lines, skip_bad=skip_bad, errors=errors, on_skip=on_skip,
                           on_replace=on_replace, batch_bytes=batch_bytes)
-    shown = 0
     try:
         for batch in reader:
             # Special-token text is ordinary text in a dataset (as with tiktoken's encode_ordinary).
@@ -436,32 +500,26 @@ def _run(
             batch.texts = []
             if eot_id is not None:
                 ids, offsets = _append_eot(ids, offsets, eot_id)
-            if write is not None:
-                write(ids, offsets, batch)
-            _tally(summary, batch, offsets)
-            if bar is not None:
-                bar.update(batch.read_position - shown)
-                shown = batch.read_position
-                elapsed = time.perf_counter() - start
-                bar.set_postfix_str(f"{summary.tokens / elapsed / 1e6:.2f} Mtok/s", refresh=False)
+            doc_file = np.repeat(np.array([run[0] for run in batch.file_runs], np.intp),
+                                 [run[1] for run in batch.file_runs])
+            yield Encoded(ids, offsets, np.asarray(batch.sizes, np.int64), doc_file, batch.read_position)
     finally:
         reader.close()
-        if bar is not None:
-            bar.close()
-    summary.seconds = time.perf_counter() - start
 
 
-def _tally(summary: EncodeSummary, batch: _Batch, offsets: npt.NDArray[np.int64]) -> None:
-    summary.documents += len(offsets) - 1
-    summary.bytes += batch.bytes
-    summary.tokens += int(offsets[-1])
-    first = 0
-    for index, count, size in batch.file_runs:
+def _tally(summary: EncodeSummary, batch: Encoded) -> None:
+    n_files = len(summary.files)
+    summary.documents += len(batch.sizes)
+    summary.bytes += int(batch.sizes.sum())
+    summary.tokens += int(batch.offsets[-1])
+    counts = (np.bincount(batch.doc_file, minlength=n_files),
+              np.bincount(batch.doc_file, weights=batch.sizes, minlength=n_files),
+              np.bincount(batch.doc_file, weights=np.diff(batch.offsets), minlength=n_files))
+    for index in np.flatnonzero(counts[0]):
         stats = summary.files[index]
-        stats.documents += count
-        stats.bytes += size
-        stats.tokens += int(offsets[first + count] - offsets[first])
-        first += count
+        stats.documents += int(counts[0][index])
+        stats.bytes += int(counts[1][index])
+        stats.tokens += int(counts[2][index])
 
 
 def _utf8_length(text: str) -> int:

@@ -20,7 +20,7 @@ Ray is an optional dependency (`pip install 'bytebpe[ray]'`), imported only when
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import ray.data
 
-__all__ = ["settle_fsspec_http_import", "tokenize", "write_token_files"]
+__all__ = ["encode_input_files", "settle_fsspec_http_import", "tokenize", "write_token_files"]
 
 # The column of UTF-8 byte counts that write_token_files asks of the workers (for the metadata), dropped after.
 _BYTES_COLUMN = "__bytebpe_bytes"
@@ -79,17 +79,19 @@ def _encoding(encoding: str | os.PathLike[str] | Encoding) -> Encoding:
 
 
 class _TokenizeBatch:
-    """What each Ray worker runs: built once per worker (so the encoding loads once), called per batch."""
+    """What each Ray worker runs: built once per worker (so the encoding loads once), called per batch.
+
+    The output keeps the input's columns (`keep_input`; `drop_text` leaves out the text column itself)."""
 
     def __init__(self, encoding: Encoding, column: str, output_column: str, eot_id: int | None,
                  allowed_special: Literal["all"] | Collection[str], num_threads: int, keep_input: bool,
-                 count_bytes: bool) -> None:
+                 count_bytes: bool, drop_text: bool = False) -> None:
         import pyarrow as pa
 
         self.encoding = encoding
         self.column, self.output_column = column, output_column
         self.eot_id, self.allowed_special, self.num_threads = eot_id, allowed_special, num_threads
-        self.keep_input, self.count_bytes = keep_input, count_bytes
+        self.keep_input, self.count_bytes, self.drop_text = keep_input, count_bytes, drop_text
         value_type = pa.uint16() if encoding.max_token_value < 2**16 else pa.uint32()
         self.list_type, self.value_dtype = pa.list_(value_type), value_type.to_pandas_dtype()
 
@@ -117,6 +119,8 @@ class _TokenizeBatch:
         tokens = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)),
                                           pa.array(ids.astype(self.value_dtype, copy=False)), type=self.list_type)
         out = batch if self.keep_input else pa.table({})
+        if self.drop_text and self.column in out.column_names:
+            out = out.drop_columns([self.column])
         if self.output_column in out.column_names:
             out = out.drop_columns([self.output_column])
         out = out.append_column(self.output_column, tokens) if out.num_columns else pa.table(
@@ -169,7 +173,7 @@ def _actor_pool(ray: Any, concurrency: int | tuple[int, int] | None) -> Any:
 
 def _worker_kwargs(enc: Encoding, column: str, output_column: str, eot: bool,
                    allowed_special: Literal["all"] | Collection[str], num_cpus: float, *, keep_input: bool,
-                   count_bytes: bool) -> dict[str, Any]:
+                   count_bytes: bool, drop_text: bool = False) -> dict[str, Any]:
     from .datasets import _eot_id
 
     if not isinstance(column, str) or not column or not isinstance(output_column, str) or not output_column:
@@ -183,7 +187,8 @@ def _worker_kwargs(enc: Encoding, column: str, output_column: str, eot: bool,
         raise ValueError(f"num_cpus must be positive, got {num_cpus!r}")
     return {"encoding": enc, "column": column, "output_column": output_column,
             "eot_id": _eot_id(enc) if eot else None, "allowed_special": allowed_special,
-            "num_threads": max(1, int(num_cpus)), "keep_input": keep_input, "count_bytes": count_bytes}
+            "num_threads": max(1, int(num_cpus)), "keep_input": keep_input, "count_bytes": count_bytes,
+            "drop_text": drop_text}
 
 
 def write_token_files(
@@ -250,3 +255,182 @@ def write_token_files(
     if fsync:
         fsync_folder(Path(prefix).parent)
     return meta
+
+
+# ==== `bytebpe encode --engine ray`: bytebpe's reader in Ray's read tasks ========================
+
+# What a read task puts beside each document: its input file, what the row is (a document, or the notice of
+# one skipped or with bytes replaced: those travel in order with the data and are counted by the driver),
+# the notice's text and bytes, and how far into its file the reader was when the block was cut (progress).
+_FILE, _KIND, _NOTE, _AMOUNT, _POSITION = "__bytebpe_file", "__bytebpe_kind", "__bytebpe_note", \
+    "__bytebpe_amount", "__bytebpe_position"
+_DOCUMENT, _SKIPPED, _REPLACED = 0, 1, 2
+
+
+def _read_input_file(index: int, file: Any, options: dict[str, Any], batch_bytes: int) -> Iterator[pa.Table]:
+    """A read task: the documents of one input file, read as the local command reads them, as Arrow tables of
+    about `batch_bytes` of text. A bad document raises `BadDocumentError` naming file and line, unless
+    skipped: then it is a row of kind _SKIPPED carrying the message."""
+    import pyarrow as pa
+
+    position = 0
+    rows: dict[str, list[Any]] = {"text": [], _KIND: [], _NOTE: [], _AMOUNT: []}
+    weight = 0
+
+    def add(text: str, kind: int, note: str | None = None, amount: int = 0) -> None:
+        rows["text"].append(text)
+        rows[_KIND].append(kind)
+        rows[_NOTE].append(note)
+        rows[_AMOUNT].append(amount)
+
+    def advance(n: int) -> None:
+        nonlocal position
+        position += n
+
+    def table() -> pa.Table:
+        n = len(rows["text"])
+        return pa.table({"text": pa.array(rows["text"], pa.large_string()),
+                         _FILE: pa.array(np.full(n, index, np.int32)),
+                         _KIND: pa.array(rows[_KIND], pa.int8()), _NOTE: pa.array(rows[_NOTE], pa.string()),
+                         _AMOUNT: pa.array(rows[_AMOUNT], pa.int64()),
+                         _POSITION: pa.array(np.full(n, position, np.int64))})
+
+    for text, _line in file.documents(**options, on_skip=lambda error: add("", _SKIPPED, str(error)),
+                                      on_replace=lambda notice, n: add("", _REPLACED, str(notice), n),
+                                      on_progress=advance):
+        add(text, _DOCUMENT)
+        weight += len(text) + 64
+        if weight >= batch_bytes:
+            yield table()
+            rows = {key: [] for key in rows}
+            weight = 0
+    if rows["text"]:
+        yield table()
+
+
+def _tokenize_in_task(batch: pa.Table, tokenizer: _TokenizeBatch) -> pa.Table:
+    return tokenizer(batch)
+
+
+def _input_files_datasource(files: list[Any], options: dict[str, Any], batch_bytes: int) -> Any:
+    """A Ray Data datasource of `files`, one read task per file, in input order."""
+    import functools
+
+    from ray.data.block import BlockMetadata
+    from ray.data.datasource import Datasource, ReadTask
+
+    class InputFilesDatasource(Datasource):     # defined here: Ray is imported only when used
+        def estimate_inmemory_data_size(self) -> int | None:
+            return sum(file.size for file in files) or None
+
+        def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
+                           data_context: Any = None) -> list[ReadTask]:
+            return [ReadTask(functools.partial(_read_input_file, index, file, options, batch_bytes),
+                             BlockMetadata(num_rows=None, size_bytes=file.size, input_files=[str(file.path)],
+                                           exec_stats=None))
+                    for index, file in enumerate(files)]
+
+        def get_name(self) -> str:
+            return "bytebpe_read"
+
+    return InputFilesDatasource()
+
+
+def encode_input_files(
+    files: list[Any],
+    enc: Encoding,
+    *,
+    address: str | None,
+    field: str,
+    lines: bool,
+    eot_id: int | None,
+    workers: int | None,
+    skip_bad: bool,
+    errors: str,
+    on_skip: Any,
+    on_replace: Any,
+    batch_bytes: int,
+) -> Iterator[Any]:
+    """The Ray engine of `encode_files` (``engine="ray"``): `datasets.Encoded` batches, in input order.
+
+    Ray's read tasks run bytebpe's own reader (so the documents, and the errors naming file and line, are
+    the local command's), actors encode (`workers` of them, or as many as the cluster offers), and the
+    driver — this generator — receives the ids in order. Skipped documents and replaced bytes travel as rows
+    beside the documents and are counted here, across all workers. Connects to the cluster at `address`
+    (or the one ``ray.init()`` finds, or a new local one) unless Ray is already initialized; a cluster it
+    started is shut down at the end.
+    """
+    from .datasets import Encoded, select_documents
+    from .readers import BadDocumentError
+
+    import logging
+
+    ray = _import_ray()
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    context = ray.data.DataContext.get_current()
+    saved = (context.enable_progress_bars, context.print_on_execution_start, context.execution_options.preserve_order)
+    data_logger = logging.getLogger("ray.data")
+    level = data_logger.level
+    try:
+        # The command draws its own progress bar and summary: Ray Data's bars and notes would interleave.
+        context.enable_progress_bars = context.print_on_execution_start = False
+        data_logger.setLevel(logging.CRITICAL)   # a worker's error is raised here, not also logged
+        context.execution_options.preserve_order = True     # the files hold the documents in input order
+        options = {"field": field, "lines": lines, "skip_bad": skip_bad, "errors": errors}
+        # Encoding runs in the read tasks themselves (Ray fuses a task-based map_batches into the read), not in
+        # an actor pool: actors holding every CPU would starve the read tasks feeding them (seen: a job on
+        # 2 CPUs with 2 actors waited forever). A named encoding travels as its name and each worker process
+        # loads it once (the registry's cache); `workers` caps the tasks running at once.
+        tokenizer = _TokenizeBatch(**_worker_kwargs(enc, "text", "tokens", False, frozenset(), 1, keep_input=True,
+                                                    count_bytes=True, drop_text=True))
+        tokenizer.eot_id = eot_id
+        ds = ray.data.read_datasource(_input_files_datasource(files, options, batch_bytes), concurrency=workers)
+        tokenized = ds.map_batches(_tokenize_in_task, fn_kwargs={"tokenizer": tokenizer}, batch_format="pyarrow",
+                                   batch_size=None)
+        file_starts = np.concatenate([[0], np.cumsum([file.size for file in files])])
+        try:
+            for table in tokenized.iter_batches(batch_format="pyarrow", batch_size=None):
+                if not table.num_rows:
+                    continue
+                kind = table.column(_KIND).to_numpy()
+                file_index = table.column(_FILE).to_numpy().astype(np.intp)
+                if (kind != _DOCUMENT).any():
+                    notes, amounts = table.column(_NOTE).to_pylist(), table.column(_AMOUNT).to_numpy()
+                    for row in np.flatnonzero(kind != _DOCUMENT):
+                        if kind[row] == _SKIPPED:
+                            on_skip(int(file_index[row]), notes[row])
+                        else:
+                            on_replace(notes[row], int(amounts[row]))
+                lists = table.column("tokens").combine_chunks()
+                offsets = lists.offsets.to_numpy().astype(np.int64)
+                ids = lists.values.to_numpy()[offsets[0]:offsets[-1]]
+                position = int(file_starts[file_index[-1]] + table.column(_POSITION).to_numpy()[-1])
+                batch = Encoded(ids, offsets - offsets[0], table.column(_BYTES_COLUMN).to_numpy().astype(np.int64),
+                                file_index, position)
+                yield batch if (kind == _DOCUMENT).all() else select_documents(batch, kind == _DOCUMENT)
+        except Exception as error:
+            # Ray wraps an error raised on a worker; a bad document is shown as the local command shows it.
+            cause = _root_cause(error)
+            if isinstance(cause, BadDocumentError):
+                raise cause from None
+            raise
+    finally:
+        context.enable_progress_bars, context.print_on_execution_start, context.execution_options.preserve_order \
+            = saved
+        data_logger.setLevel(level)
+        if started:
+            ray.shutdown()
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The exception a worker raised, under the layers Ray wraps it in."""
+    seen = set()
+    while id(error) not in seen:
+        seen.add(id(error))
+        inner = getattr(error, "cause", None) or error.__cause__
+        if not isinstance(inner, BaseException):
+            break
+        error = inner
+    return error

@@ -86,6 +86,12 @@ class BadDocumentError(ValueError):
         self.path = str(path)
         self.line = line
         self.reason = reason
+        self.unit = unit
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled whole (not as its message only), so that it crosses process boundaries (multiprocessing,
+        # Ray workers) as itself.
+        return type(self), (self.path, self.line, self.reason, self.unit)
 
 
 @dataclass(frozen=True)
