@@ -164,8 +164,8 @@ def pruning_note(counts: _train.PieceCounts) -> str:
     if not counts.prune_passes:
         return ""
     seen = counts.total_pieces + counts.pruned_occurrences
-    bound = f" to at most {counts.max_distinct_pieces:,}" if counts.max_distinct_pieces else ""
-    return (f"pruned the pre-token counts{bound} distinct pieces (max_distinct_pieces) in "
+    bound = f"={counts.max_distinct_pieces:,}" if counts.max_distinct_pieces else ""
+    return (f"pruned the pre-token counts (max_distinct_pieces{bound}) in "
             f"{counts.prune_passes:,} pass{'es' if counts.prune_passes != 1 else ''}: dropped "
             f"{counts.pruned_pieces:,} rare pieces, {counts.pruned_occurrences:,} of {seen:,} occurrences "
             f"({100 * counts.pruned_occurrences / max(seen, 1):.2f}%)")
@@ -402,7 +402,7 @@ def train(
     >>> enc.decode(enc.encode("lowest"))                                   # doctest: +SKIP
     'lowest'
     """
-    pat_str = _check_train_arguments(vocab_size, pattern, pat_str, special_tokens, min_frequency, max_token_length,
+    pat_str = check_train_arguments(vocab_size, pattern, pat_str, special_tokens, min_frequency, max_token_length,
                                      name, max_distinct_pieces)
     counts = count_pieces(texts, pretokenizer_for(pat_str), progress=progress, max_distinct_pieces=max_distinct_pieces)
     _warn_if_pruned(counts)
@@ -412,7 +412,7 @@ def train(
                              progress=progress)
 
 
-def _check_train_arguments(
+def check_train_arguments(
     vocab_size: int, pattern: str | None, pat_str: str | None,
     special_tokens: Sequence[str] | Mapping[str, int] | None, min_frequency: int, max_token_length: int | None,
     name: str | None, max_distinct_pieces: int | None,
@@ -467,7 +467,7 @@ def train_from_files(
     """
     if jsonl_field is not None:
         field = jsonl_field
-    pat_str = _check_train_arguments(vocab_size, pattern, pat_str, special_tokens, min_frequency, max_token_length,
+    pat_str = check_train_arguments(vocab_size, pattern, pat_str, special_tokens, min_frequency, max_token_length,
                                      name, max_distinct_pieces)
     counts = count_files_pieces(paths, pretokenizer_for(pat_str), field=field, lines=lines, skip_bad=skip_bad,
                                 errors=errors, ignore_unknown=ignore_unknown, stdin_format=stdin_format, tally=tally,
