@@ -659,6 +659,7 @@ def test_count_pieces_with_a_bound_reports_the_pruning_even_when_quiet(tmp_path,
 @pytest.mark.parametrize(("args", "status", "message"), [
     (["x.txt", "--from-counts", "a.counts"], 2, "INPUT files and --from-counts are mutually exclusive"),
     ([], 2, "give INPUT files to count, or --from-counts"),
+    (["--from-counts", "a.counts", "--lines"], 2, "--lines is about reading INPUT files, and --from-counts reads none"),
     (["--from-counts", "a.counts", "--pattern", "gpt2"], 1,
      "--pattern is not the pattern {a} was counted with (cl100k_base's pattern)"),
     (["--from-counts", "a.counts", "b.counts"], 1, "{b}: its pieces were cut with another pattern than those of {a}"),

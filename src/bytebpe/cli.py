@@ -28,6 +28,9 @@ EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130          # 128 + SIGINT, what shells report for Ctrl-C
 EXIT_BROKEN_PIPE = 141          # 128 + SIGPIPE, as `cat` into a closed pipe
 DECODE_CHUNK_TOKENS = 1 << 20   # tokens decoded at a time when writing a whole array out
+# The reading options' defaults (`_input_arguments`).
+READ_DEFAULTS = dict(field="text", lines=False, skip_bad=False, errors="strict", ignore_unknown=False,
+                     stdin_format="txt")
 
 
 class CommandError(Exception):
@@ -44,6 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "train" and bool(args.inputs) == bool(args.from_counts):
         parser.error("train: give INPUT files to count, or --from-counts COUNTS files" if not args.inputs else
                      "train: INPUT files and --from-counts are mutually exclusive: give one or the other")
+    if args.command == "train" and args.from_counts:
+        given = [key for key, value in _read_options(args).items() if value != READ_DEFAULTS[key]]
+        if given:
+            parser.error(f"train: --{given[0].replace('_', '-')} is about reading INPUT files, and --from-counts "
+                         f"reads none")
     if args.command == "verify" and not args.encoding:
         args.encoding = ["cl100k_base"]
     try:
@@ -442,17 +450,17 @@ def _input_arguments(parser: argparse.ArgumentParser, required: bool = True, not
     parser.add_argument("inputs", nargs="+" if required else "*", metavar="INPUT",
                         help=".txt, .jsonl/.ndjson, .json (an array) or .parquet files, the text formats optionally "
                              ".gz/.bz2/.xz/.zst; - for standard input; or folders of them" + note)
-    parser.add_argument("--field", default="text",
+    parser.add_argument("--field", default=READ_DEFAULTS["field"],
                         help="JSON field / Parquet column of the text (default: text)")
     parser.add_argument("--lines", action="store_true", help=".txt files: each line is a document")
     parser.add_argument("--skip-bad", action="store_true",
                         help="skip (and count) bad documents instead of stopping at the first")
-    parser.add_argument("--errors", choices=["strict", "replace"], default="strict",
+    parser.add_argument("--errors", choices=["strict", "replace"], default=READ_DEFAULTS["errors"],
                         help="bytes that are not UTF-8: strict (default) stops naming file:line; replace reads "
                              "them as U+FFFD and counts them")
     parser.add_argument("--ignore-unknown", action="store_true",
                         help="skip (and count) files of other kinds inside folders instead of stopping")
-    parser.add_argument("--stdin-format", choices=list(STDIN_FORMATS), default="txt",
+    parser.add_argument("--stdin-format", choices=list(STDIN_FORMATS), default=READ_DEFAULTS["stdin_format"],
                         help="what - (standard input) holds (default: txt, one document)")
 
 
