@@ -585,3 +585,116 @@ def test_encode_val_fraction_writes_train_and_val_sets_that_decode(tmp_path, sma
     assert decoded.returncode == 0 and decoded.stdout.decode() in texts_of(small_jsonl)
     assert run("encode", str(small_jsonl), "--encoding", "gpt2", "-o", str(tmp_path / "e"), "--val-fraction",
                "1.5").returncode == 1
+
+
+# ==== count-pieces and train --from-counts ========================================================
+
+
+def test_count_pieces_then_train_from_counts_writes_the_very_tokenizer_train_writes(tmp_path, corpus_dir):
+    corpus = first_lines(corpus_dir / "train_1mb.txt", tmp_path / "corpus.txt", 1500)
+    lines = corpus.read_bytes().splitlines(keepends=True)
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_bytes(b"".join(lines[:700]))
+    second.write_bytes(b"".join(lines[700:]))
+    common = ["--vocab-size", "420", "--special", "<|endoftext|>", "--pattern", "o200k_base", "-q"]
+    assert cli.main(["train", str(corpus), "-o", str(tmp_path / "direct.json"), *common]) == 0
+    assert cli.main(["count-pieces", str(corpus), "-o", str(tmp_path / "c" / "all.counts"), "--pattern",
+                     "o200k_base", "-q"]) == 0
+    assert cli.main(["train", "--from-counts", str(tmp_path / "c" / "all.counts"), "-o",
+                     str(tmp_path / "from_counts.json"), *common]) == 0
+    # Two halves counted apart (as on two machines), then added: the whole's counts.
+    for part in (first, second):
+        assert cli.main(["count-pieces", str(part), "-o", str(tmp_path / "c" / f"{part.stem}.counts"), "--pattern",
+                         "o200k_base", "-q"]) == 0
+    assert cli.main(["train", "--from-counts", str(tmp_path / "c" / "first.counts"),
+                     str(tmp_path / "c" / "second.counts"), "-o", str(tmp_path / "halves.json"), *common]) == 0
+    direct = (tmp_path / "direct.json").read_bytes()
+    assert (tmp_path / "from_counts.json").read_bytes() == direct
+    assert (tmp_path / "halves.json").read_bytes() == direct
+    assert len(bytebpe.load(tmp_path / "direct.json").mergeable_ranks) == 419
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["all.counts", "first.counts", "second.counts"]
+
+
+def test_count_pieces_summary_and_progress_bars_show_their_totals(tmp_path, corpus_dir, capsys):
+    from tqdm import tqdm
+
+    corpus = first_lines(corpus_dir / "train_1mb.txt", tmp_path / "corpus.txt", 3000)
+    assert cli.main(["count-pieces", str(corpus), "-o", str(tmp_path / "a.counts")]) == 0
+    err = capsys.readouterr().err
+    counts = bytebpe.load_piece_counts(tmp_path / "a.counts")
+    # The counting bar's total is the input's size in bytes.
+    assert f"/{tqdm.format_sizeof(corpus.stat().st_size)} " in err and "B/s" in err
+    assert err.endswith(f"counted 1 documents: {len(counts):,} distinct pieces, {counts.total_pieces:,} "
+                        f"occurrences; wrote {tmp_path / 'a.counts'}\n")
+    # The merging bar's total is vocab_size - 256 - specials ...
+    assert cli.main(["train", "--from-counts", str(tmp_path / "a.counts"), "--vocab-size", "400", "--special", "<|x|>",
+                     "-o", str(tmp_path / "t.json")]) == 0
+    assert "/143 " in capsys.readouterr().err
+    # ... and it ends at the merges done when the corpus runs out of pairs first: "abc", " abd" allow
+    # ab, then " ab", abc, " abd" (count 1 each, smallest ids first).
+    (tmp_path / "tiny.txt").write_text("abc abd", encoding="utf-8")
+    with pytest.warns(UserWarning, match="only 4 merges"):
+        assert cli.main(["train", str(tmp_path / "tiny.txt"), "--vocab-size", "300", "-o", str(tmp_path / "u.json")]) == 0
+    err = capsys.readouterr().err
+    assert f"/{tqdm.format_sizeof(7)} " in err and " 4/44 " in err
+    # -q: no bar, no summary.
+    assert cli.main(["count-pieces", str(corpus), "-o", str(tmp_path / "b.counts"), "-q"]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
+def test_count_pieces_with_a_bound_reports_the_pruning_even_when_quiet(tmp_path, corpus_dir, capsys):
+    corpus = first_lines(corpus_dir / "train_1mb.txt", tmp_path / "corpus.txt", 1000)
+    assert cli.main(["count-pieces", str(corpus), "-o", str(tmp_path / "a.counts"), "--max-distinct-pieces", "300",
+                     "-q"]) == 0
+    counts = bytebpe.load_piece_counts(tmp_path / "a.counts")
+    expected = bytebpe.count_pieces([corpus.read_text(encoding="utf-8")], max_distinct_pieces=300)
+    assert counts.to_dict() == expected.to_dict() and len(counts) <= 300
+    assert capsys.readouterr().err == f"bytebpe: {bytebpe.training.pruning_note(expected)}\n"
+    assert cli.main(["train", str(corpus), "--max-distinct-pieces", "300", "--vocab-size", "300", "-o",
+                     str(tmp_path / "t.json"), "-q"]) == 0
+    assert "(max_distinct_pieces=300)" in capsys.readouterr().err
+    assert bytebpe.load(tmp_path / "t.json").mergeable_ranks == bytebpe.train_from_counts(expected, 300).mergeable_ranks
+
+
+@pytest.mark.parametrize(("args", "status", "message"), [
+    (["x.txt", "--from-counts", "a.counts"], 2, "INPUT files and --from-counts are mutually exclusive"),
+    ([], 2, "give INPUT files to count, or --from-counts"),
+    (["--from-counts", "a.counts", "--lines"], 2, "--lines is about reading INPUT files, and --from-counts reads none"),
+    (["--from-counts", "a.counts", "--pattern", "gpt2"], 1,
+     "--pattern is not the pattern {a} was counted with (cl100k_base's pattern)"),
+    (["--from-counts", "a.counts", "b.counts"], 1, "{b}: its pieces were cut with another pattern than those of {a}"),
+])
+def test_train_from_counts_refuses_what_does_not_fit(tmp_path, monkeypatch, capsys, args, status, message):
+    monkeypatch.chdir(tmp_path)
+    bytebpe.save_piece_counts(bytebpe.count_pieces(["some text, some more text"]), "a.counts")
+    bytebpe.save_piece_counts(bytebpe.count_pieces(["some text, some more text"], pattern="gpt2"), "b.counts")
+    try:
+        result = cli.main(["train", *args, "--vocab-size", "300", "-o", "t.json"])
+    except SystemExit as usage_error:      # argparse's parser.error
+        result = usage_error.code
+    assert result == status
+    assert message.format(a="a.counts", b="b.counts") in capsys.readouterr().err
+    assert not Path("t.json").exists()
+    # The same pattern given explicitly is fine.
+    assert cli.main(["train", "--from-counts", "a.counts", "--pattern", "cl100k_base", "--vocab-size", "260", "-o",
+                     "t.json", "-q"]) == 0
+
+
+@pytest.mark.parametrize("how", ["bad input", "Ctrl-C while writing"])
+def test_count_pieces_leaves_no_file_behind_when_it_fails(tmp_path, monkeypatch, capsys, how):
+    from bytebpe import piece_counts
+
+    out = tmp_path / "out"
+    out.mkdir()
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"text": "fine"}\n' + ('{"text": 3}\n' if how == "bad input" else ""), encoding="utf-8")
+    if how != "bad input":
+        def interrupted(path, data):
+            Path(path).write_bytes(data[:10])
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(piece_counts, "write_bytes_atomically", interrupted)
+    status = cli.main(["count-pieces", str(source), "-o", str(out / "c.counts"), "-q"])
+    assert status == (1 if how == "bad input" else 130)
+    assert ("in.jsonl:2: field 'text' is int" if how == "bad input" else "interrupted") in capsys.readouterr().err
+    assert list(out.iterdir()) == []

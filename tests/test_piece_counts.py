@@ -3,6 +3,7 @@ machines add up, the pattern travels with them, and a damaged file is refused na
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 from hypothesis import given, settings
@@ -100,3 +101,130 @@ def test_counts_without_a_known_pattern_need_one_to_be_saved_or_trained(tmp_path
         bytebpe.train_from_counts(counts, 257)
     bytebpe.save_piece_counts(counts, tmp_path / "x.counts", pat_str=r"\S+")
     assert bytebpe.load_piece_counts(tmp_path / "x.counts").to_dict() == {b"ab": 3}
+
+
+# ==== max_distinct_pieces: pruning ==================================================================
+
+
+def pruned_by_the_rule(pieces: list[bytes], bound: int) -> tuple[dict[bytes, int], tuple[int, int, int]]:
+    """The documented rule, written plainly: count piece by piece; whenever the table reaches 2 * bound
+    pieces, and once at the end if it holds more than bound, drop every piece whose count is at most the
+    (bound+1)-th largest count. Returns the counts and (passes, pieces dropped, occurrences dropped)."""
+    counts: dict[bytes, int] = {}
+    passes = dropped_pieces = dropped_occurrences = 0
+
+    def prune() -> None:
+        nonlocal passes, dropped_pieces, dropped_occurrences
+        if len(counts) <= bound:
+            return
+        threshold = sorted(counts.values(), reverse=True)[bound]
+        for piece in [piece for piece, count in counts.items() if count <= threshold]:
+            dropped_occurrences += counts.pop(piece)
+            dropped_pieces += 1
+        passes += 1
+
+    for piece in pieces:
+        counts[piece] = counts.get(piece, 0) + 1
+        if len(counts) >= 2 * bound:
+            prune()
+    prune()
+    return counts, (passes, dropped_pieces, dropped_occurrences)
+
+
+def pruning_of(counts: _train.PieceCounts) -> tuple[int, int, int]:
+    return counts.prune_passes, counts.pruned_pieces, counts.pruned_occurrences
+
+
+def test_pruning_by_hand():
+    # Counts 7, 5, 3, 3, 1 with room for 3: the 4th largest count is 3, so both 3s go with the 1
+    # (ties go together) and two pieces remain.
+    counts = counts_of({b"a": 5, b"b": 3, b"c": 3, b"d": 1, b"e": 7})
+    counts.prune(3)
+    assert counts.to_dict() == {b"a": 5, b"e": 7} and counts.total_pieces == 12
+    assert pruning_of(counts) == (1, 3, 7)
+    counts.prune(3)                 # nothing above the bound: no pass
+    assert pruning_of(counts) == (1, 3, 7)
+    # Automatic, with a bound of 2: a a b b b c d reaches 4 = 2 * 2 pieces at "d"; the 3rd largest count is
+    # 1, so c and d go.
+    counts = _train.PieceCounts()
+    counts.max_distinct_pieces = 2
+    counts.add_pieces(list("aabbbcd"))
+    assert counts.to_dict() == {b"a": 2, b"b": 3} and counts.total_pieces == 5
+    assert pruning_of(counts) == (1, 2, 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from("abcdefghij") | st.text("xyzé", min_size=1, max_size=3), max_size=300),
+       st.integers(1, 12), st.integers(1, 50))
+def test_pruning_follows_the_rule_piece_by_piece_whatever_the_batches(pieces, bound, batch):
+    counts = _train.PieceCounts()
+    counts.max_distinct_pieces = bound
+    for start in range(0, len(pieces), batch):
+        counts.add_pieces(pieces[start:start + batch])
+    counts.prune(bound)
+    expected, stats = pruned_by_the_rule([piece.encode() for piece in pieces], bound)
+    assert counts.to_dict() == expected and pruning_of(counts) == stats
+    assert len(counts) <= bound and counts.total_pieces == sum(expected.values())
+
+
+def test_pruned_counts_of_real_text_are_the_same_whatever_the_batch_size(corpus_dir, monkeypatch):
+    from bytebpe import training
+
+    lines = (corpus_dir / "multilingual.txt").read_text(encoding="utf-8")[:300_000].splitlines(keepends=True)
+    results = []
+    for batch_chars in (1, 5_000, 1 << 16):
+        monkeypatch.setattr(training, "BATCH_CHARS", batch_chars)
+        counts = bytebpe.count_pieces(lines, max_distinct_pieces=2_000)
+        results.append((counts.to_dict(), pruning_of(counts)))
+    assert results[0][1][0] > 1 and all(len(result[0]) <= 2_000 for result in results)
+    assert results[1] == results[0] and results[2] == results[0]
+    # The rule as written, on the same pieces (the compiled scanner's, cut from the same lines).
+    pieces = [piece.encode() for line in lines for piece in training.pretokenizer_for(counts.pat_str)(line)]
+    assert results[0] == pruned_by_the_rule(pieces, 2_000)
+
+
+def test_a_bound_at_or_above_the_distinct_pieces_changes_nothing():
+    whole = bytebpe.count_pieces(TEXTS)
+    for bound in (len(whole), len(whole) + 1, 10**9):
+        counts = bytebpe.count_pieces(TEXTS, max_distinct_pieces=bound)
+        assert counts.to_dict() == whole.to_dict() and pruning_of(counts) == (0, 0, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # and no warning
+        assert bytebpe.train(TEXTS, 300, max_distinct_pieces=len(whole)).mergeable_ranks == \
+            bytebpe.train(TEXTS, 300).mergeable_ranks
+
+
+def test_training_with_a_bound_trains_on_the_pruned_counts_and_warns(tmp_path):
+    pruned = bytebpe.count_pieces(TEXTS, max_distinct_pieces=5)
+    assert len(pruned) <= 5 and pruned.prune_passes >= 1
+    note = (f"dropped {pruned.pruned_pieces:,} rare pieces, {pruned.pruned_occurrences:,} of "
+            f"{pruned.total_pieces + pruned.pruned_occurrences:,} occurrences")
+    expected = dict(bytebpe.train_from_counts(pruned, 270).mergeable_ranks)
+    with pytest.warns(UserWarning, match="max_distinct_pieces=5") as caught:
+        assert dict(bytebpe.train(TEXTS, 270, max_distinct_pieces=5).mergeable_ranks) == expected
+    assert note in str(caught[0].message)
+    (tmp_path / "t.txt").write_text("".join(TEXTS), encoding="utf-8")
+    with pytest.warns(UserWarning, match="max_distinct_pieces=5"):
+        bytebpe.train_from_files(tmp_path / "t.txt", 270, max_distinct_pieces=5)
+    with pytest.raises(ValueError, match="max_distinct_pieces must be"):
+        bytebpe.train(TEXTS, 270, max_distinct_pieces=0)
+
+
+def test_saved_counts_keep_what_pruning_dropped_and_add_it_up(tmp_path):
+    first = bytebpe.count_pieces(TEXTS[:7], max_distinct_pieces=4)
+    second = bytebpe.count_pieces(TEXTS[7:], max_distinct_pieces=4)
+    bytebpe.save_piece_counts(first, tmp_path / "a.counts")
+    bytebpe.save_piece_counts(second, tmp_path / "b.counts")
+    added = bytebpe.load_piece_counts(tmp_path / "a.counts", tmp_path / "b.counts")
+    assert pruning_of(added) == tuple(map(sum, zip(pruning_of(first), pruning_of(second))))
+    assert added.prune_passes >= 2
+
+
+def test_count_pieces_from_files_counts_what_train_from_files_trains_on(tmp_path):
+    (tmp_path / "a.txt").write_text("".join(TEXTS[:7]), encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"body": text}) + "\n" for text in TEXTS[7:]),
+                                      encoding="utf-8")
+    counts = bytebpe.count_pieces_from_files(tmp_path, field="body", pattern="gpt2")
+    assert counts.to_dict() == bytebpe.count_pieces(["".join(TEXTS[:7]), *TEXTS[7:]], pattern="gpt2").to_dict()
+    assert dict(bytebpe.train_from_counts(counts, 300).mergeable_ranks) == dict(
+        bytebpe.train_from_files(tmp_path, 300, field="body", pattern="gpt2").mergeable_ranks)

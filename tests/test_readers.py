@@ -24,16 +24,17 @@ def documents_of(path: Path, **options) -> list[str]:
 
 @pytest.fixture()
 def trained_texts(monkeypatch) -> list[list[str]]:
-    """Every text list that `train` receives from now on (train_from_files and `bytebpe train` go through it)."""
+    """Every text list that training counts from now on (train, train_from_files, count_pieces_from_files and
+    `bytebpe train` / `count-pieces` all go through `training.count_pieces`)."""
     calls: list[list[str]] = []
-    original = training.train
+    original = training.count_pieces
 
-    def recording_train(texts, *args, **kwargs):
+    def recording_count_pieces(texts, *args, **kwargs):
         texts = list(texts)
         calls.append(texts)
         return original(texts, *args, **kwargs)
 
-    monkeypatch.setattr(training, "train", recording_train)
+    monkeypatch.setattr(training, "count_pieces", recording_count_pieces)
     return calls
 
 
@@ -83,6 +84,7 @@ def test_a_large_txt_is_cut_for_training_but_one_document_for_encoding(tmp_path,
     text = "".join(f"Line {i} of the text, with words.\n" for i in range(200))
     (tmp_path / "big.txt").write_text(text, encoding="utf-8")
     whole = bytebpe.train([text], 400).mergeable_ranks
+    assert trained_texts.pop() == [text]
     assert bytebpe.train_from_files(tmp_path / "big.txt", 400).mergeable_ranks == whole
     assert len(trained_texts[0]) > 20 and max(map(len, trained_texts[0])) < 200
     assert "".join(trained_texts[0]) == text

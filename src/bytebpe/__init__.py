@@ -30,7 +30,13 @@ from .vocab_io import (
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from .datasets import EncodeSummary, FileStats, count_files, encode_files
-    from .piece_counts import count_pieces, load_piece_counts, save_piece_counts, train_from_counts
+    from .piece_counts import (
+        count_pieces,
+        count_pieces_from_files,
+        load_piece_counts,
+        save_piece_counts,
+        train_from_counts,
+    )
     from .readers import BadDocumentError, ReadTally
     from .token_outputs import (
         EncodingMismatchError,
@@ -65,6 +71,7 @@ __all__ = [
     "VocabularyNotFoundError",
     "count_files",
     "count_pieces",
+    "count_pieces_from_files",
     "data_gym_to_mergeable_bpe_ranks",
     "dump_tiktoken_bpe",
     "encode_files",
@@ -100,6 +107,7 @@ _LAZY_NAMES = {
     "ShardIndex": "token_outputs",
     "TokenShards": "token_outputs",
     "count_pieces": "piece_counts",
+    "count_pieces_from_files": "piece_counts",
     "load_piece_counts": "piece_counts",
     "save_piece_counts": "piece_counts",
     "train_from_counts": "piece_counts",

@@ -29,8 +29,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcmp, memcpy
-from libcpp.algorithm cimport sort
+from libc.string cimport memcmp, memcpy, memmove
+from libcpp.algorithm cimport nth_element, sort
 from libcpp.pair cimport pair
 from libcpp.queue cimport priority_queue
 from libcpp.vector cimport vector
@@ -122,6 +122,16 @@ cdef class PieceCounts:
     its bytes, and no allocation per piece. Memory grows with the number of distinct pieces, not with the
     text counted. Not for concurrent use: a second thread calling in while the first counts gets a
     RuntimeError.
+
+    Bounded memory (`max_distinct_pieces` = N, 0 = no bound, the default): whenever an addition brings the
+    table to 2N distinct pieces, it is pruned (`prune(N)`): every piece whose count is at most t is dropped,
+    t being the smallest count that leaves at most N pieces (the (N+1)-th largest count). Pieces of equal
+    count are kept or dropped together, so the rule never looks at their order, and the check runs per
+    piece added, so the result is a function of the sequence of pieces alone, however the texts are
+    batched. Each pass is linear in the table (an nth_element and one compaction) and frees at least N
+    places, so pruning costs O(1) per piece added, amortised. `total_pieces` counts the occurrences kept;
+    `prune_passes`, `pruned_pieces` (distinct pieces dropped, summed over passes) and `pruned_occurrences`
+    report what was dropped.
     """
     cdef vector[uint8_t] blob
     cdef vector[PieceEntry] entries
@@ -129,6 +139,11 @@ cdef class PieceCounts:
     cdef uint64_t mask
     cdef readonly int64_t total_pieces
     cdef bint busy
+    cdef size_t max_distinct     # max_distinct_pieces; 0 = never prune
+    # What pruning dropped (public: `load_piece_counts` adds up those its files record).
+    cdef public int64_t prune_passes
+    cdef public int64_t pruned_pieces
+    cdef public int64_t pruned_occurrences
     # The split pattern the pieces were cut with, when known (piece_counts.py records and checks it).
     cdef public object pat_str
 
@@ -188,7 +203,76 @@ cdef class PieceCounts:
         self.slots[i] = <uint32_t>self.entries.size()
         if 2 * self.entries.size() > self.slots.size():
             self._grow()
+        if self.max_distinct and self.entries.size() >= 2 * self.max_distinct:
+            self._prune(self.max_distinct)
         return 0
+
+    cdef int _prune(self, size_t keep) except -1 nogil:
+        """Drop every piece whose count is at most the (keep+1)-th largest count (see the class docstring)."""
+        cdef size_t n = self.entries.size(), k, kept = 0
+        cdef uint64_t write = 0, i
+        cdef int64_t threshold, dropped = 0
+        cdef vector[int64_t] counts
+        cdef PieceEntry entry
+        if n <= keep:
+            return 0
+        counts.reserve(n)
+        for k in range(n):
+            counts.push_back(self.entries[k].count)
+        # Ascending order at n-1-keep is descending order at keep: the (keep+1)-th largest count.
+        nth_element(counts.begin(), counts.begin() + (n - 1 - keep), counts.end())
+        threshold = counts[n - 1 - keep]
+        vector[int64_t]().swap(counts)
+        # Compact in place, keeping the survivors' order: offsets only grow along `entries`, so every
+        # piece moves to the left (memmove) or stays.
+        for k in range(n):
+            entry = self.entries[k]
+            if entry.count <= threshold:
+                dropped += entry.count
+                continue
+            if write != entry.offset:
+                memmove(self.blob.data() + write, self.blob.data() + entry.offset, entry.length)
+            entry.offset = write
+            write += entry.length
+            self.entries[kept] = entry
+            kept += 1
+        self.entries.resize(kept)
+        self.blob.resize(write)
+        self.slots.assign(self.slots.size(), 0)
+        for k in range(kept):
+            i = self.entries[k].hash & self.mask
+            while self.slots[i] != 0:
+                i = (i + 1) & self.mask
+            self.slots[i] = <uint32_t>(k + 1)
+        self.total_pieces -= dropped
+        self.prune_passes += 1
+        self.pruned_pieces += <int64_t>(n - kept)
+        _add_count(&self.pruned_occurrences, dropped)
+        return 0
+
+    @property
+    def max_distinct_pieces(self):
+        """The bound on distinct pieces (None: none); see the class docstring. Setting it prunes nothing
+        at once: the next addition that brings the table to twice the bound does (or `prune`)."""
+        return self.max_distinct or None
+
+    @max_distinct_pieces.setter
+    def max_distinct_pieces(self, value):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ValueError(f"max_distinct_pieces must be None or an int >= 1, got {value!r}")
+        self.max_distinct = 0 if value is None else min(value, 2**32)   # more cannot be held anyway
+
+    def prune(self, Py_ssize_t max_distinct):
+        """Prune now to at most `max_distinct` pieces by the class docstring's rule; nothing happens (and
+        no pass is counted) when the table holds no more than that."""
+        if max_distinct < 1:
+            raise ValueError(f"max_distinct must be at least 1, got {max_distinct}")
+        self._enter()
+        try:
+            with nogil:
+                self._prune(<size_t>max_distinct)
+        finally:
+            self.busy = False
 
     cdef int _release(self) except -1 nogil:
         """Free everything (the trainer took the pieces over)."""

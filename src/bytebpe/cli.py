@@ -1,5 +1,5 @@
-"""The `bytebpe` command: encode, count, decode, info, train, download, verify, bench, export-tiktoken-cache —
-thin over the library.
+"""The `bytebpe` command: encode, count, decode, info, train, count-pieces, download, verify, bench,
+export-tiktoken-cache — thin over the library.
 
 Exit status: 0 done, 1 failed (bad input, a mismatch in `verify`, ...), 2 wrong usage (argparse), 130 Ctrl-C,
 143 SIGTERM, 129 SIGHUP (both clean up like Ctrl-C). Errors the user can fix are one line on stderr, never a
@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +28,9 @@ EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130          # 128 + SIGINT, what shells report for Ctrl-C
 EXIT_BROKEN_PIPE = 141          # 128 + SIGPIPE, as `cat` into a closed pipe
 DECODE_CHUNK_TOKENS = 1 << 20   # tokens decoded at a time when writing a whole array out
+# The reading options' defaults (`_input_arguments`).
+READ_DEFAULTS = dict(field="text", lines=False, skip_bad=False, errors="strict", ignore_unknown=False,
+                     stdin_format="txt")
 
 
 class CommandError(Exception):
@@ -41,6 +44,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Rules across options that argparse cannot state; parser.error exits with status 2, as usage errors do.
     if args.command == "encode" and (args.encoding is None) == (args.tokenizer is None):
         parser.error("encode: give exactly one of --encoding NAME and --tokenizer FILE")
+    if args.command == "train" and bool(args.inputs) == bool(args.from_counts):
+        parser.error("train: give INPUT files to count, or --from-counts COUNTS files" if not args.inputs else
+                     "train: INPUT files and --from-counts are mutually exclusive: give one or the other")
+    if args.command == "train" and args.from_counts:
+        given = [key for key, value in _read_options(args).items() if value != READ_DEFAULTS[key]]
+        if given:
+            parser.error(f"train: --{given[0].replace('_', '-')} is about reading INPUT files, and --from-counts "
+                         f"reads none")
     if args.command == "verify" and not args.encoding:
         args.encoding = ["cl100k_base"]
     try:
@@ -178,31 +189,55 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    import bytebpe
-    from .training import resolve_pattern
+    from .piece_counts import count_pieces_from_files, load_piece_counts, train_from_counts
+    from .training import check_train_arguments, pruning_note, resolve_pattern
 
-    pat_str = resolve_pattern(args.pattern, args.pat_str)    # a mistyped name fails before anything is read
     special_tokens = _parse_special_tokens(args.special)
-    output = Path(args.output)
+    # Every option is checked before anything is read (a mistyped pattern name fails before the inputs).
+    check_train_arguments(args.vocab_size, args.pattern, args.pat_str, special_tokens, args.min_frequency,
+                          args.max_token_length, args.name, args.max_distinct_pieces)
+    output = _checked_output(args.output)
     tally = ReadTally()
-    # The library's own reader and chunking: the same documents as `encode` reads, in bounded memory.
-    enc = bytebpe.train_from_files(
-        args.inputs, args.vocab_size, pat_str=pat_str, special_tokens=special_tokens,
-        min_frequency=args.min_frequency, max_token_length=args.max_token_length, name=args.name,
-        progress=not args.quiet, tally=tally, **_read_options(args))
-    # Saved under a temporary name in the same folder, then renamed: never a half-written tokenizer file.
-    output.parent.mkdir(parents=True, exist_ok=True)
-    # (ending in the output's own suffix, in case save() picks the file format by it)
-    remove_stale_partial_files(output, suffix=".partial" + output.suffix)
-    fd, temp = create_temporary_file(output, suffix=".partial" + output.suffix)
-    os.close(fd)
-    try:
-        enc.save(temp)
-        os.replace(temp, output)
-    finally:
-        Path(temp).unlink(missing_ok=True)
-    _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids from {tally.documents:,} documents; wrote {output}", args)
-    _warn([tally.describe()] if tally.describe() else [])
+    if args.from_counts:
+        counts = load_piece_counts(*args.from_counts)
+        if (args.pattern or args.pat_str) and resolve_pattern(args.pattern, args.pat_str) != counts.pat_str:
+            counted_with = next((f"{name}'s pattern" for name, spec in registry.ENCODING_SPECS.items()
+                                 if spec.pattern == counts.pat_str), f"the regex {counts.pat_str!r}")
+            raise CommandError(f"--{'pattern' if args.pattern else 'pat-str'} is not the pattern "
+                               f"{args.from_counts[0]} was counted with ({counted_with}); leave it out to train "
+                               f"with the counts' own")
+        if args.max_distinct_pieces is not None:
+            counts.prune(args.max_distinct_pieces)
+        source = f"the counts of {len(args.from_counts)} file{'s' if len(args.from_counts) != 1 else ''}"
+    else:
+        # The library's own reader and chunking: the same documents as `encode` reads, in bounded memory.
+        counts = count_pieces_from_files(
+            args.inputs, pattern=args.pattern, pat_str=args.pat_str, tally=tally, progress=not args.quiet,
+            max_distinct_pieces=args.max_distinct_pieces, **_read_options(args))
+        source = f"{tally.documents:,} documents"
+    note = pruning_note(counts)     # before training empties the counts
+    enc = train_from_counts(counts, args.vocab_size, special_tokens=special_tokens,
+                            min_frequency=args.min_frequency, max_token_length=args.max_token_length, name=args.name,
+                            progress=not args.quiet)
+    _write_atomically(output, enc.save)
+    _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids from {source}; wrote {output}", args)
+    _warn([line for line in (note, tally.describe()) if line])
+    return 0
+
+
+def _count_pieces(args: argparse.Namespace) -> int:
+    from .piece_counts import count_pieces_from_files, save_piece_counts
+    from .training import pruning_note
+
+    output = _checked_output(args.output)
+    tally = ReadTally()
+    counts = count_pieces_from_files(
+        args.inputs, pattern=args.pattern, pat_str=args.pat_str, tally=tally, progress=not args.quiet,
+        max_distinct_pieces=args.max_distinct_pieces, **_read_options(args))
+    _write_atomically(output, lambda temporary: save_piece_counts(counts, temporary))
+    _say(f"counted {tally.documents:,} documents: {len(counts):,} distinct pieces, {counts.total_pieces:,} "
+         f"occurrences; wrote {output}", args)
+    _warn([line for line in (pruning_note(counts), tally.describe()) if line])
     return 0
 
 
@@ -365,6 +400,29 @@ def _offsets_path_for(tokens: Path) -> Path:
     return tokens.with_name(tokens.stem + ".offsets.npy")
 
 
+def _checked_output(path: str) -> Path:
+    """The output file of `train` / `count-pieces`, refused before any work when it cannot be one."""
+    output = Path(path)
+    if output.is_dir() or path.endswith(("/", os.sep)):
+        raise CommandError(f"output {path!r} is a folder: give a file name")
+    return output
+
+
+def _write_atomically(output: Path, write: Callable[[Path], object]) -> None:
+    """`write(temporary)` under a temporary name in the output's folder, then renamed: never a half-written
+    file, even on Ctrl-C; the leftovers of a killed earlier run of the same output are removed first. The
+    temporary name ends in the output's own suffix, in case the writer picks the file format by it."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_partial_files(output, suffix=".partial" + output.suffix)
+    fd, temp = create_temporary_file(output, suffix=".partial" + output.suffix)
+    os.close(fd)
+    try:
+        write(temp)
+        os.replace(temp, output)
+    finally:
+        Path(temp).unlink(missing_ok=True)
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
@@ -397,22 +455,21 @@ def _say(text: str, args: argparse.Namespace) -> None:
         print(text, file=sys.stderr)
 
 
-def _input_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
+def _input_arguments(parser: argparse.ArgumentParser, required: bool = True, note: str = "") -> None:
     parser.add_argument("inputs", nargs="+" if required else "*", metavar="INPUT",
                         help=".txt, .jsonl/.ndjson, .json (an array) or .parquet files, the text formats optionally "
-                             ".gz/.bz2/.xz/.zst; - for standard input; or folders of them"
-                        + ("" if required else " (default: the sample corpus shipped with bytebpe)"))
-    parser.add_argument("--field", default="text",
+                             ".gz/.bz2/.xz/.zst; - for standard input; or folders of them" + note)
+    parser.add_argument("--field", default=READ_DEFAULTS["field"],
                         help="JSON field / Parquet column of the text (default: text)")
     parser.add_argument("--lines", action="store_true", help=".txt files: each line is a document")
     parser.add_argument("--skip-bad", action="store_true",
                         help="skip (and count) bad documents instead of stopping at the first")
-    parser.add_argument("--errors", choices=["strict", "replace"], default="strict",
+    parser.add_argument("--errors", choices=["strict", "replace"], default=READ_DEFAULTS["errors"],
                         help="bytes that are not UTF-8: strict (default) stops naming file:line; replace reads "
                              "them as U+FFFD and counts them")
     parser.add_argument("--ignore-unknown", action="store_true",
                         help="skip (and count) files of other kinds inside folders instead of stopping")
-    parser.add_argument("--stdin-format", choices=list(STDIN_FORMATS), default="txt",
+    parser.add_argument("--stdin-format", choices=list(STDIN_FORMATS), default=READ_DEFAULTS["stdin_format"],
                         help="what - (standard input) holds (default: txt, one document)")
 
 
@@ -425,6 +482,20 @@ def _encoding_arguments(parser: argparse.ArgumentParser, default: str | None = "
 def _workers_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=_positive_int, default=None,
                         help="threads encoding documents (default: one per usable core)")
+
+
+def _pattern_arguments(parser: argparse.ArgumentParser, note: str = "") -> None:
+    split = parser.add_mutually_exclusive_group()
+    split.add_argument("--pattern", metavar="NAME",
+                       help="split text as this encoding does (default: cl100k_base" + note + "): "
+                            + ", ".join(registry.ENCODING_SPECS))
+    split.add_argument("--pat-str", metavar="REGEX", help="split text with this regex instead")
+
+
+def _max_distinct_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-distinct-pieces", type=_positive_int, default=None, metavar="N",
+                        help="bound the memory of counting: keep at most N distinct pre-tokens, pruning the rarest "
+                             "by a deterministic rule (reported); default: keep all, exactly as rustbpe")
 
 
 def _positive_int(text: str) -> int:
@@ -494,21 +565,31 @@ def _parser() -> argparse.ArgumentParser:
     info.add_argument("--json", action="store_true", help="print the metadata as JSON")
     info.set_defaults(run=_info)
 
-    train = commands.add_parser("train", help="learn a vocabulary from text files and save it")
-    _input_arguments(train)
+    train = commands.add_parser("train", help="learn a vocabulary from text files (or counts files) and save it")
+    _input_arguments(train, required=False, note=" (or --from-counts instead)")
+    train.add_argument("--from-counts", nargs="+", metavar="COUNTS",
+                       help="train from files of `bytebpe count-pieces` (added up; they must share a pattern) "
+                            "instead of INPUTs")
     train.add_argument("--vocab-size", type=_positive_int, required=True)
     train.add_argument("--output", "-o", required=True, metavar="FILE", help="the tokenizer file to write")
-    split = train.add_mutually_exclusive_group()
-    split.add_argument("--pattern", metavar="NAME",
-                       help="split text as this encoding does (default: cl100k_base): "
-                            + ", ".join(registry.ENCODING_SPECS))
-    split.add_argument("--pat-str", metavar="REGEX", help="split text with this regex instead")
+    _pattern_arguments(train, " (with --from-counts: the counts' own; if given, it must be that one)")
     train.add_argument("--special", action="append", metavar="TOKEN[=ID]", help="a special token (repeat)")
     train.add_argument("--min-frequency", type=_positive_int, default=1)
     train.add_argument("--max-token-length", type=_positive_int, default=None)
     train.add_argument("--name", default=None, help="the encoding's name")
+    _max_distinct_argument(train)
     train.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     train.set_defaults(run=_train)
+
+    count_pieces = commands.add_parser(
+        "count-pieces", help="count the pre-tokens of text files once, for `train --from-counts` (several sizes, "
+                             "several machines)")
+    _input_arguments(count_pieces)
+    count_pieces.add_argument("--output", "-o", required=True, metavar="FILE", help="the counts file to write")
+    _pattern_arguments(count_pieces)
+    _max_distinct_argument(count_pieces)
+    count_pieces.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    count_pieces.set_defaults(run=_count_pieces)
 
     download = commands.add_parser("download", help="fetch the files of encodings that are not bundled into the cache")
     download.add_argument("names", nargs="*", metavar="NAME", help="encoding names")
@@ -526,7 +607,7 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser(
         "bench", help="bytebpe vs tiktoken (and other installed peers) on your files, or on a shipped sample")
-    _input_arguments(bench, required=False)
+    _input_arguments(bench, required=False, note=" (default: the sample corpus shipped with bytebpe)")
     _encoding_arguments(bench)
     _workers_argument(bench)
     bench.add_argument("--repeat", type=_positive_int, default=3, help="timed runs; the best counts")

@@ -329,11 +329,13 @@ def read_texts(
     skip_bad: bool = False,
     errors: str = "strict",
     cut: bool = False,
+    on_progress: Callable[[int], None] | None = None,
 ) -> Iterator[str]:
-    """The texts of every document of `files` in turn, counting into `tally` what was skipped or replaced."""
+    """The texts of every document of `files` in turn, counting into `tally` what was skipped or replaced;
+    `on_progress` as in `InputFile.documents` (bytes as stored, over all the files)."""
     for file in files:
         for text, _line in file.documents(field=field, lines=lines, skip_bad=skip_bad, errors=errors, cut=cut,
-                                          on_skip=tally.skip, on_replace=tally.replace):
+                                          on_skip=tally.skip, on_replace=tally.replace, on_progress=on_progress):
             tally.documents += 1
             yield text
 

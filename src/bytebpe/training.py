@@ -14,6 +14,9 @@ Rules (identical to rustbpe's, so both learn the same vocabulary from the same t
 - `max_token_length` (bytes): a pair whose merged token would be longer is never merged; the next best
   pair is taken instead.
 - Special tokens are not learned: their text in the corpus is trained on as ordinary text.
+- `max_distinct_pieces` (none by default): counting keeps at most that many distinct pre-tokens, pruning the
+  rarest by `PieceCounts`' deterministic rule, with a warning saying what was dropped. Without it nothing
+  is ever dropped and the vocabulary is rustbpe's.
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ from .registry import ENCODING_SPECS
 if TYPE_CHECKING:
     from .readers import ReadTally
 
-__all__ = ["train", "train_from_files", "resolve_pattern", "count_pieces", "EmptyCorpusWarning"]
+__all__ = ["train", "train_from_files", "resolve_pattern", "count_pieces", "count_files_pieces", "EmptyCorpusWarning"]
 
 # A callable that cuts a text into pre-tokens. Today the `regex` pattern's findall; the compiled
 # pre-tokenizer (issue 3) can take its place without changing anything else.
@@ -150,6 +153,24 @@ def _plan_special_tokens(
     return planned, n_mergeable - 256
 
 
+def check_max_distinct_pieces(max_distinct_pieces: int | None) -> None:
+    if max_distinct_pieces is not None and (not isinstance(max_distinct_pieces, int)
+                                            or isinstance(max_distinct_pieces, bool) or max_distinct_pieces < 1):
+        raise ValueError(f"max_distinct_pieces must be None or an int >= 1, got {max_distinct_pieces!r}")
+
+
+def pruning_note(counts: _train.PieceCounts) -> str:
+    """One line on what pruning dropped from `counts`, or "" when nothing was."""
+    if not counts.prune_passes:
+        return ""
+    seen = counts.total_pieces + counts.pruned_occurrences
+    bound = f"={counts.max_distinct_pieces:,}" if counts.max_distinct_pieces else ""
+    return (f"pruned the pre-token counts (max_distinct_pieces{bound}) in "
+            f"{counts.prune_passes:,} pass{'es' if counts.prune_passes != 1 else ''}: dropped "
+            f"{counts.pruned_pieces:,} rare pieces, {counts.pruned_occurrences:,} of {seen:,} occurrences "
+            f"({100 * counts.pruned_occurrences / max(seen, 1):.2f}%)")
+
+
 def _check_options(min_frequency: int, max_token_length: int | None, name: str | None) -> None:
     if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 1:
         raise ValueError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
@@ -215,9 +236,10 @@ def _add_pieces(counts: _train.PieceCounts, pretokenize: Pretokenizer, texts: li
 
 
 def count_pieces(
-    texts: Iterable[str], pretokenize: Pretokenizer, *, progress: bool = False
+    texts: Iterable[str], pretokenize: Pretokenizer, *, progress: bool = False, max_distinct_pieces: int | None = None
 ) -> _train.PieceCounts:
-    """Distinct pre-tokens of `texts` and their counts, one batch of texts at a time.
+    """Distinct pre-tokens of `texts` and their counts, one batch of texts at a time; with
+    `max_distinct_pieces`, at most that many, pruned by `PieceCounts`' rule (whatever the batches).
 
     Serial on purpose. With a compiled `Scanner` (the known patterns) each batch of texts is scanned and
     counted without the GIL and without piece objects: a few hundredths of a second for 10 MB, less than
@@ -225,7 +247,10 @@ def count_pieces(
     two threads of `findall` were measured slower than one (0.51-0.54 s threaded vs 0.49-0.51 s serial on
     10 MB). Counting releases the GIL either way, so other threads of the program run meanwhile.
     """
+    check_max_distinct_pieces(max_distinct_pieces)
     counts = _train.PieceCounts()
+    counts.max_distinct_pieces = max_distinct_pieces
+    # Texts of unknown total size: the bar counts characters (`count_files_pieces` shows bytes of files).
     bar = _progress_bar(progress, desc="counting pre-tokens", unit="char", unit_scale=True)
     try:
         for batch in _batches(texts):
@@ -238,6 +263,50 @@ def count_pieces(
     finally:
         if bar is not None:
             bar.close()
+    if max_distinct_pieces is not None:
+        counts.prune(max_distinct_pieces)   # the table may end anywhere below twice the bound
+    return counts
+
+
+def count_files_pieces(
+    paths: PathLike | Iterable[PathLike],
+    pretokenize: Pretokenizer,
+    *,
+    field: str = "text",
+    lines: bool = False,
+    skip_bad: bool = False,
+    errors: str = "strict",
+    ignore_unknown: bool = False,
+    stdin_format: str = "txt",
+    tally: ReadTally | None = None,
+    progress: bool = False,
+    max_distinct_pieces: int | None = None,
+    caller: str = "count_pieces_from_files",
+) -> _train.PieceCounts:
+    """`count_pieces` over the documents of the files `paths` names (`readers`; a `.txt` cut where no
+    piece crosses), for `train_from_files` and `count_pieces_from_files` (`caller`, named in the warning
+    about skipped or replaced documents when no `tally` is given).
+
+    The bar counts bytes as stored on disk (compressed bytes of compressed files, Parquet in proportion to
+    its rows), so its total is the files' size and tqdm shows MB/s and an ETA; with standard input among
+    the inputs the total is unknown.
+    """
+    from .readers import ReadTally, check_read_options, find_input_files, read_texts   # only when files are read
+
+    files = find_input_files(_path_list(paths), ignore_unknown=ignore_unknown, stdin_format=stdin_format)
+    check_read_options(files, lines=lines, errors=errors)
+    counted = tally if tally is not None else ReadTally()
+    total = None if any(file.is_stdin for file in files) else sum(file.size for file in files)
+    bar = _progress_bar(progress, desc="counting pre-tokens", unit="B", unit_scale=True, total=total)
+    try:
+        texts = read_texts(files, counted, field=field, lines=lines, skip_bad=skip_bad, errors=errors, cut=True,
+                           on_progress=None if bar is None else bar.update)
+        counts = count_pieces(texts, pretokenize, max_distinct_pieces=max_distinct_pieces)
+    finally:
+        if bar is not None:
+            bar.close()
+    if tally is None and (counted.skipped or counted.replaced):
+        warnings.warn(f"{caller}: {counted.describe()}", UserWarning, stacklevel=3)
     return counts
 
 
@@ -315,6 +384,7 @@ def train(
     max_token_length: int | None = None,
     name: str | None = None,
     progress: bool = False,
+    max_distinct_pieces: int | None = None,
 ) -> Encoding:
     """Learn a byte-level BPE vocabulary of `vocab_size` tokens from `texts`; returns a ready `Encoding`.
 
@@ -325,19 +395,40 @@ def train(
     str (their ids follow the merges, in order) or a mapping str -> id. `vocab_size` counts the 256 bytes,
     the merges and the special tokens. See the module docstring for the tie rule, `min_frequency` and
     `max_token_length`. When the corpus runs out of pairs the vocabulary is smaller, with a warning.
+    `max_distinct_pieces` bounds the memory of counting by pruning rare pre-tokens (`PieceCounts` states
+    the rule; a warning says what was dropped); by default nothing is dropped.
 
     >>> enc = bytebpe.train(["low low lower newest widest"] * 10, 270)     # doctest: +SKIP
     >>> enc.decode(enc.encode("lowest"))                                   # doctest: +SKIP
     'lowest'
     """
+    pat_str = check_train_arguments(vocab_size, pattern, pat_str, special_tokens, min_frequency, max_token_length,
+                                     name, max_distinct_pieces)
+    counts = count_pieces(texts, pretokenizer_for(pat_str), progress=progress, max_distinct_pieces=max_distinct_pieces)
+    _warn_if_pruned(counts)
+    # Called from here, so that its warning's stacklevel points at our caller too.
+    return train_from_counts(counts, vocab_size, pat_str=pat_str, special_tokens=special_tokens,
+                             min_frequency=min_frequency, max_token_length=max_token_length, name=name,
+                             progress=progress)
+
+
+def check_train_arguments(
+    vocab_size: int, pattern: str | None, pat_str: str | None,
+    special_tokens: Sequence[str] | Mapping[str, int] | None, min_frequency: int, max_token_length: int | None,
+    name: str | None, max_distinct_pieces: int | None,
+) -> str:
+    """The split regex; everything is checked before the (possibly long) pass over the texts."""
     pat_str = resolve_pattern(pattern, pat_str)
-    # Everything is checked before the (possibly long) pass over the texts.
     _plan_special_tokens(special_tokens, vocab_size)
     _check_options(min_frequency, max_token_length, name)
-    counts = count_pieces(texts, pretokenizer_for(pat_str), progress=progress)
-    return train_from_counts(
-        counts, vocab_size, pat_str=pat_str, special_tokens=special_tokens, min_frequency=min_frequency,
-        max_token_length=max_token_length, name=name, progress=progress)
+    check_max_distinct_pieces(max_distinct_pieces)
+    return pat_str
+
+
+def _warn_if_pruned(counts: _train.PieceCounts) -> None:
+    note = pruning_note(counts)
+    if note:
+        warnings.warn(note, UserWarning, stacklevel=3)      # at the caller of train / train_from_files
 
 
 # ==== files ======================================================================================
@@ -355,29 +446,37 @@ def train_from_files(
     ignore_unknown: bool = False,
     stdin_format: str = "txt",
     tally: ReadTally | None = None,
-    **options: Any,
+    pattern: str | None = None,
+    pat_str: str | None = None,
+    special_tokens: Sequence[str] | Mapping[str, int] | None = None,
+    min_frequency: int = 1,
+    max_token_length: int | None = None,
+    name: str | None = None,
+    progress: bool = False,
+    max_distinct_pieces: int | None = None,
 ) -> Encoding:
     """`train` on the documents of files, read exactly as `encode_files` reads them (`readers`: `.txt`,
     `.jsonl`/`.ndjson`, `.json`, `.parquet`, compressed text, ``-``, folders; `field`, `lines`, `skip_bad`,
     `errors`, `ignore_unknown` and `stdin_format` mean what they mean there; `jsonl_field` is `field`'s
     older name). A `.txt` is read in pieces cut where no pre-token crosses, so memory stays bounded whatever
-    its size and the vocabulary is that of the whole text.
+    its size and the vocabulary is that of the whole text. The counting bar (`progress`) counts bytes of
+    the files, with their total size.
 
     Every input and option is checked before any work. What was skipped or replaced is counted into
     `tally` when one is given, else reported as a `UserWarning`. The other options are `train`'s.
     """
-    from .readers import ReadTally, check_read_options, find_input_files, read_texts   # only when files are read
-
     if jsonl_field is not None:
         field = jsonl_field
-    files = find_input_files(_path_list(paths), ignore_unknown=ignore_unknown, stdin_format=stdin_format)
-    check_read_options(files, lines=lines, errors=errors)
-    counted = tally if tally is not None else ReadTally()
-    texts = read_texts(files, counted, field=field, lines=lines, skip_bad=skip_bad, errors=errors, cut=True)
-    enc = train(texts, vocab_size, **options)
-    if tally is None and (counted.skipped or counted.replaced):
-        warnings.warn(f"train_from_files: {counted.describe()}", UserWarning, stacklevel=2)
-    return enc
+    pat_str = check_train_arguments(vocab_size, pattern, pat_str, special_tokens, min_frequency, max_token_length,
+                                     name, max_distinct_pieces)
+    counts = count_files_pieces(paths, pretokenizer_for(pat_str), field=field, lines=lines, skip_bad=skip_bad,
+                                errors=errors, ignore_unknown=ignore_unknown, stdin_format=stdin_format, tally=tally,
+                                progress=progress, max_distinct_pieces=max_distinct_pieces, caller="train_from_files")
+    _warn_if_pruned(counts)
+    # Called from here, so that its warning's stacklevel points at our caller too.
+    return train_from_counts(counts, vocab_size, pat_str=pat_str, special_tokens=special_tokens,
+                             min_frequency=min_frequency, max_token_length=max_token_length, name=name,
+                             progress=progress)
 
 
 def _path_list(paths: PathLike | Iterable[PathLike]) -> list[PathLike]:
