@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import bytebpe
+import bytebpe.readers
 from bytebpe.token_outputs import read_index
 
 pytestmark = pytest.mark.slow
@@ -282,3 +284,38 @@ def test_the_command_starts_and_stops_its_own_cluster(corpus_dir, tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"{local.documents:,} documents, {local.bytes:,} bytes, {local.tokens:,} tokens" in done.stderr
     assert_same_outputs(tmp_path / "ray", tmp_path / "local")
+
+
+def test_engine_ray_retries_a_read_task_whose_worker_died_and_the_output_is_unchanged(ray, corpus_dir, tmp_path,
+                                                                                      monkeypatch):
+    from bytebpe import datasets
+    from bytebpe.readers import find_input_files
+
+    marker = tmp_path / "marker"
+    inputs = [corpus_dir / name for name in CORPORA]
+    local = bytebpe.encode_files(inputs, encoding="cl100k_base", output=tmp_path / "local" / "o", eot=True)
+
+    def dying_files(*args, **kwargs):
+        return [DyingInputFile(file.path, file.format, file.compression, file.size, str(marker))
+                for file in find_input_files(*args, **kwargs)]
+
+    monkeypatch.setattr(datasets, "find_input_files", dying_files)
+    remote = bytebpe.encode_files(inputs, encoding="cl100k_base", output=tmp_path / "ray" / "o", eot=True,
+                                  engine="ray")
+    assert marker.read_text() == "died"     # a read task's worker did die, half-way through the second file
+    assert remote.documents == local.documents
+    assert_same_outputs(tmp_path / "ray", tmp_path / "local")
+
+
+@dataclass(frozen=True)
+class DyingInputFile(bytebpe.readers.InputFile):
+    """An input whose reading process dies half-way the first time the second corpus is read."""
+
+    marker: str = ""
+
+    def documents(self, **options):
+        for number, item in enumerate(super().documents(**options)):
+            if self.path.name == CORPORA[1] and number == 200 and not os.path.exists(self.marker):
+                Path(self.marker).write_text("died")
+                os._exit(1)
+            yield item
