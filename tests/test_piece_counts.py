@@ -228,3 +228,49 @@ def test_count_pieces_from_files_counts_what_train_from_files_trains_on(tmp_path
     assert counts.to_dict() == bytebpe.count_pieces(["".join(TEXTS[:7]), *TEXTS[7:]], pattern="gpt2").to_dict()
     assert dict(bytebpe.train_from_counts(counts, 300).mergeable_ranks) == dict(
         bytebpe.train_from_files(tmp_path, 300, field="body", pattern="gpt2").mergeable_ranks)
+
+
+# ==== counting on several threads ================================================================
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(st.text(st.characters(codec="utf-8"), max_size=60) | st.sampled_from(TEXTS), max_size=40),
+       batch_chars=st.integers(1, 200), workers=st.integers(2, 4))
+def test_counting_on_threads_gives_the_serial_counts_whatever_the_batches(texts, batch_chars, workers):
+    from bytebpe import training
+
+    scanner = training.pretokenizer_for(training.resolve_pattern("cl100k_base", None))
+    serial = training.count_pieces(texts, scanner, workers=1)
+    original = training.PARALLEL_BATCH_CHARS
+    training.PARALLEL_BATCH_CHARS = batch_chars
+    try:
+        threaded = training.count_pieces(texts, scanner, workers=workers)
+        again = training.count_pieces(texts, scanner, workers=workers)
+    finally:
+        training.PARALLEL_BATCH_CHARS = original
+    assert threaded.to_dict() == serial.to_dict()
+    assert threaded.total_pieces == serial.total_pieces
+    assert threaded.to_bytes() == again.to_bytes()      # the same table, in the same order, run after run
+
+
+def test_counting_on_threads_on_real_text_trains_the_serial_vocabulary(corpus_dir):
+    from bytebpe import training
+
+    with open(corpus_dir / "multilingual.txt", encoding="utf-8") as file:
+        lines = [line for _, line in zip(range(40_000), file)]
+    scanner = training.pretokenizer_for(training.resolve_pattern("o200k_base", None))
+    serial = training.count_pieces(lines, scanner, workers=1)
+    threaded = training.count_pieces(lines, scanner, workers=2)
+    assert threaded.to_dict() == serial.to_dict() and len(serial) > 10_000
+    pat_str = training.resolve_pattern("o200k_base", None)
+    vocabularies = [training.train_from_counts(counts, 1500, pat_str=pat_str).mergeable_ranks
+                    for counts in (serial, threaded)]
+    assert vocabularies[0] == vocabularies[1]
+
+
+def test_an_error_on_a_counting_thread_is_raised_and_the_threads_stop():
+    from bytebpe import training
+
+    scanner = training.pretokenizer_for(training.resolve_pattern("cl100k_base", None))
+    with pytest.raises(TypeError, match=r"texts\[3\] is a int"):
+        training.count_pieces(["a b", "c d", "e", 5, "f"], scanner, workers=2)
