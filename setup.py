@@ -41,7 +41,9 @@ if SANITIZE:
 elif DEBUG:
     compile_args = ["-O0", "-g", "-D_GLIBCXX_ASSERTIONS"]
 else:
-    compile_args = ["-O3"]
+    # -g0 after Python's own CFLAGS (which carry -g): no debug info in release builds. The four extensions
+    # measured 7.9 MB with it (_core 3.3 MB), 1.2 MB without (_core 0.47 MB); the wheel 5.06 -> 2.45 MB.
+    compile_args = ["-O3", "-g0"]
 compile_args.append("-std=c++17")
 
 extensions = [

@@ -10,6 +10,10 @@ differently (and counts in 32 bits), so its vocabulary is only reported as the s
 
     python benchmarks/bench_train.py                 # train_10mb.txt and a ~75 MB concatenation, 8192 + 32768
     python benchmarks/bench_train.py --quick         # train_1mb.txt, vocab 2048: a smoke test
+    python benchmarks/bench_train.py --sizes 250mb 1gb --vocab 32768 --trainers bytebpe rustbpe
+
+The 250 MB and 1 GB corpora repeat the ~75 MB concatenation (as the corpus's PROVENANCE.md suggests), the
+last copy cut at a line end: their distinct pre-tokens are the 75 MB's, their counts 3.2x / 13x.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-TRAINERS = ["bytebpe", "rustbpe", "hf", "bpeasy"]
+TRAINERS = ["bytebpe", "bytebpe_files", "rustbpe", "hf", "bpeasy"]
 # Concatenated into the large corpus, as PROVENANCE.md of the shared corpus suggests (~75 MiB).
 LARGE_PARTS = ["english_prose.txt", "english_tech.txt", "code.txt", "multilingual.txt"]
 
@@ -46,6 +50,14 @@ def _train_bytebpe(path: Path, vocab_size: int, pattern: str) -> dict[bytes, int
 
     with open(path, encoding="utf-8") as lines:
         return dict(bytebpe.train(lines, vocab_size, pat_str=pattern).mergeable_ranks)
+
+
+def _train_bytebpe_files(path: Path, vocab_size: int, pattern: str) -> dict[bytes, int]:
+    """`bytebpe train FILE` / train_from_files: bytebpe's reader (the file in ~1 MiB chunks cut where no
+    pre-token crosses), not an iterator of lines."""
+    import bytebpe
+
+    return dict(bytebpe.train_from_files([path], vocab_size, pat_str=pattern).mergeable_ranks)
 
 
 def _train_rustbpe(path: Path, vocab_size: int, pattern: str) -> dict[bytes, int]:
@@ -96,10 +108,11 @@ def _gpt2_byte_chars() -> list[str]:
 
 
 def worker(trainer: str, path: Path, vocab_size: int, out: Path, pattern: str) -> None:
-    train = {"bytebpe": _train_bytebpe, "rustbpe": _train_rustbpe, "bpeasy": _train_bpeasy, "hf": _train_hf}[trainer]
+    train = {"bytebpe": _train_bytebpe, "bytebpe_files": _train_bytebpe_files, "rustbpe": _train_rustbpe,
+             "bpeasy": _train_bpeasy, "hf": _train_hf}[trainer]
     if trainer == "hf":
         import tokenizers  # noqa: F401  (imports are outside the timed region for every trainer)
-    elif trainer != "bytebpe":
+    elif not trainer.startswith("bytebpe"):
         __import__(trainer)
     else:
         import bytebpe  # noqa: F401
@@ -126,7 +139,7 @@ def run_worker(trainer: str, path: Path, vocab_size: int, scratch: Path) -> dict
 
 
 def available(trainer: str) -> bool:
-    module = {"hf": "tokenizers"}.get(trainer, trainer)
+    module = {"hf": "tokenizers", "bytebpe_files": "bytebpe"}.get(trainer, trainer)
     try:
         __import__(module)
     except ImportError:
@@ -144,6 +157,20 @@ def default_corpus_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 
+def repeated_corpus(corpus_dir: Path, path: Path, target_bytes: int) -> Path:
+    """The concatenation of LARGE_PARTS written again and again to `path` until `target_bytes`, the last copy
+    cut after a newline."""
+    once = b"".join((corpus_dir / part).read_bytes() for part in LARGE_PARTS)
+    with open(path, "wb") as out:
+        written = 0
+        while written + len(once) <= target_bytes:
+            out.write(once)
+            written += len(once)
+        rest = once[:target_bytes - written]
+        out.write(rest[:rest.rfind(b"\n") + 1])
+    return path
+
+
 def load_average() -> str:
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -155,8 +182,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="train_1mb.txt at vocab 2048 only")
     parser.add_argument("--vocab", type=int, nargs="+", default=None)
     parser.add_argument("--repeat", type=int, default=1, help="runs per trainer; the fastest counts")
-    parser.add_argument("--sizes", nargs="+", default=["10mb", "75mb"], choices=["10mb", "75mb"],
-                        help="train_10mb.txt and/or the ~75 MB concatenation (default both)")
+    parser.add_argument("--sizes", nargs="+", default=["10mb", "75mb"], choices=["10mb", "75mb", "250mb", "1gb"],
+                        help="train_10mb.txt, the ~75 MB concatenation, and/or it repeated to 250 MB or 1 GB "
+                             "(default: 10mb 75mb)")
     parser.add_argument("--trainers", nargs="+", default=TRAINERS, choices=TRAINERS)
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -175,7 +203,9 @@ def main() -> int:
           f"usable by this process: {len(os.sched_getaffinity(0))}")
     print(f"- load average at start (1 / 5 / 15 min; other processes share these cores): {load_average()}")
     versions = [f"bytebpe {bytebpe.__version__}"]
-    for trainer in trainers[1:]:
+    for trainer in trainers:
+        if trainer.startswith("bytebpe"):
+            continue
         from importlib.metadata import version
         package = {"hf": "tokenizers"}.get(trainer, trainer)
         versions.append(f"{package} {version(package)}")
@@ -185,7 +215,9 @@ def main() -> int:
           f"call only, best of {args.repeat}; peak = VmHWM of the worker process (interpreter + imports "
           "included; `base` = its RSS after imports, before training)")
     print("- bytebpe, rustbpe and bpeasy vocabularies are checked identical before times are printed; "
-          "HF's is reported as tokens in common with rustbpe's (other tie-break)\n")
+          "HF's is reported as tokens in common with rustbpe's (other tie-break), and so is bytebpe_files' "
+          "(`bytebpe train FILE`: the file read whole in chunks, not line by line, so blank lines cut "
+          "differently)\n")
 
     status = 0
     with tempfile.TemporaryDirectory(prefix="bytebpe-bench-") as scratch_name:
@@ -199,6 +231,9 @@ def main() -> int:
                 for part in LARGE_PARTS:
                     out.write((args.corpus_dir / part).read_bytes())
             corpora.append(large)
+        for size, megabytes in (("250mb", 250), ("1gb", 1000)):
+            if not args.quick and size in args.sizes:
+                corpora.append(repeated_corpus(args.corpus_dir, scratch / f"repeated_{size}.txt", megabytes * 10**6))
         header = ("| corpus | MB | vocab | trainer | seconds | peak MB | base MB | vs bytebpe time | "
                   "vs bytebpe peak | vocab check |")
         print(header)
@@ -216,7 +251,9 @@ def main() -> int:
                 reference = results.get("rustbpe", results["bytebpe"])["tokens"]
                 checks = {}
                 for trainer, result in results.items():
-                    if trainer == "hf":
+                    if trainer in ("hf", "bytebpe_files"):
+                        # HF breaks ties otherwise; bytebpe_files reads the file whole (a blank line is one
+                        # "\n\n" piece there, two "\n" pieces in a line-by-line iterator).
                         common = len(set(result["tokens"]) & set(reference))
                         checks[trainer] = f"{common}/{len(reference)} tokens in common"
                     elif result["tokens"] == reference:
