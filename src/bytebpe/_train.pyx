@@ -58,7 +58,8 @@ cdef enum:
 # A merge visits the words holding its pair in id order; the record of the word this many ahead is
 # prefetched (and the symbols of the next one). Measured on the counts of
 # the 77 MB concatenation of ../shared/corpus, vocab 32768, merge phase, taking turns: 3.1-3.4 s before,
-# 3.35-3.45 s with the Word/PairSlot records alone, 2.5-2.7 s with the prefetch (4; 2 and 8 within noise).
+# 3.35-3.45 s with the Word records alone, 2.5-2.7 s with the prefetch (4; 2 and 8 within noise). (Keys
+# beside the ids in the pair table's slots were no faster with the prefetch, and cost 58 MB of 410.)
 cdef enum:
     PREFETCH_WORDS = 4
 
@@ -113,13 +114,6 @@ cdef struct Word:
     uint64_t start
     uint32_t length
     int64_t count
-
-
-cdef struct PairSlot:
-    # The pair table's open-addressing slot: the key beside the pair id, so that a probe compares keys
-    # without a second, random read of pair_key (id + 1; 0 = empty).
-    uint64_t key
-    uint32_t id_plus_one
 
 
 cdef struct PieceEntry:
@@ -507,12 +501,17 @@ cdef class BPETrainer:
     cdef vector[Word] words
     # Pairs, by a dense pair id: key (left << 32 | right), count, and the words that may contain it.
     # pair_slots is an open-addressing table (linear probing, at most half full) of pair id + 1 by key.
-    cdef vector[PairSlot] pair_slots
+    cdef vector[uint32_t] pair_slots
     cdef uint64_t pair_mask
     cdef vector[uint64_t] pair_key
     cdef vector[int64_t] pair_count
     cdef vector[vector[uint32_t]] pair_words
-    cdef vector[vector[uint64_t]] pair_occurrences    # its occurrences in long words (_occurrence), may be stale
+    # A pair's occurrences in long words (_occurrence; may be stale) are in occurrence_lists[k], k =
+    # occurrence_list_of[pair] (0: none). Few pairs ever occur in a long word: a list per pair would cost
+    # every pair a 24-byte vector header, ~30 MB of the 1.3 million pairs of a 32k vocabulary on 75 MB.
+    cdef vector[uint32_t] occurrence_list_of
+    cdef vector[vector[uint64_t]] occurrence_lists     # [0] unused
+    cdef vector[uint32_t] free_occurrence_lists
     cdef vector[uint8_t] pair_touched       # pair ids whose count grew in the current merge
     cdef vector[uint32_t] touched
     cdef priority_queue[HeapEntry] heap
@@ -541,7 +540,7 @@ cdef class BPETrainer:
         self.min_frequency = min_frequency
         self.max_token_length = <uint64_t>max_token_length
         self.long_word = <uint32_t>min(long_word, 0xFFFFFFFF)
-        self.pair_slots.assign(INITIAL_SLOTS, PairSlot(0, 0))
+        self.pair_slots.assign(INITIAL_SLOTS, 0)
         self.pair_mask = INITIAL_SLOTS - 1
         counts._enter()
         try:
@@ -588,23 +587,23 @@ cdef class BPETrainer:
     cdef inline uint32_t _pair_of(self, uint64_t key) except? 0xFFFFFFFF nogil:
         """The id of pair `key`, created (count 0, no words) on first sight."""
         cdef uint64_t i = _mix_key(key) & self.pair_mask
-        cdef PairSlot* slot
+        cdef uint32_t slot
         while True:
-            slot = &self.pair_slots[i]
-            if slot.id_plus_one == 0:
+            slot = self.pair_slots[i]
+            if slot == 0:
                 break
-            if slot.key == key:
-                return slot.id_plus_one - 1
+            if self.pair_key[slot - 1] == key:
+                return slot - 1
             i = (i + 1) & self.pair_mask
         cdef uint32_t new_id = <uint32_t>self.pair_key.size()
         if new_id >= MAX_PIECES:
             with gil:
                 raise MemoryError("more than 4 billion distinct pairs")
-        self.pair_slots[i] = PairSlot(key, new_id + 1)
+        self.pair_slots[i] = new_id + 1
         self.pair_key.push_back(key)
         self.pair_count.push_back(0)
         self.pair_words.push_back(vector[uint32_t]())
-        self.pair_occurrences.push_back(vector[uint64_t]())
+        self.occurrence_list_of.push_back(0)
         self.pair_touched.push_back(0)
         if 2 * self.pair_key.size() > self.pair_slots.size():
             self._grow_pairs()
@@ -613,13 +612,37 @@ cdef class BPETrainer:
     cdef int _grow_pairs(self) except -1 nogil:
         cdef uint64_t i
         cdef uint32_t p
-        self.pair_slots.assign(2 * self.pair_slots.size(), PairSlot(0, 0))
+        self.pair_slots.assign(2 * self.pair_slots.size(), 0)
         self.pair_mask = self.pair_slots.size() - 1
         for p in range(<uint32_t>self.pair_key.size()):
             i = _mix_key(self.pair_key[p]) & self.pair_mask
-            while self.pair_slots[i].id_plus_one != 0:
+            while self.pair_slots[i] != 0:
                 i = (i + 1) & self.pair_mask
-            self.pair_slots[i] = PairSlot(self.pair_key[p], p + 1)
+            self.pair_slots[i] = p + 1
+        return 0
+
+    cdef vector[uint64_t]* _occurrences_of(self, uint32_t p) except NULL nogil:
+        """Pair p's list of occurrences in long words, created on first use. The pointer is good until the
+        next list is created: use it at once."""
+        cdef uint32_t k = self.occurrence_list_of[p]
+        if k == 0:
+            if self.occurrence_lists.empty():
+                self.occurrence_lists.resize(1)
+            if not self.free_occurrence_lists.empty():
+                k = self.free_occurrence_lists.back()
+                self.free_occurrence_lists.pop_back()
+            else:
+                k = <uint32_t>self.occurrence_lists.size()
+                self.occurrence_lists.resize(k + 1)
+            self.occurrence_list_of[p] = k
+        return &self.occurrence_lists[k]
+
+    cdef inline int _release_occurrences(self, uint32_t p) except -1 nogil:
+        cdef uint32_t k = self.occurrence_list_of[p]
+        if k:
+            vector[uint64_t]().swap(self.occurrence_lists[k])
+            self.free_occurrence_lists.push_back(k)
+            self.occurrence_list_of[p] = 0
         return 0
 
     cdef int _count_pairs(self) except -1 nogil:
@@ -633,7 +656,7 @@ cdef class BPETrainer:
                 p = self._pair_of(_pair_key(ids[k], ids[k + 1]))
                 self.pair_count[p] += word.count
                 if word.length >= self.long_word:
-                    self.pair_occurrences[p].push_back(_occurrence(w, k))
+                    self._occurrences_of(p).push_back(_occurrence(w, k))
                 # Words are visited in order, so a word already listed is the last one.
                 elif self.pair_words[p].empty() or self.pair_words[p].back() != w:
                     self.pair_words[p].push_back(w)
@@ -652,10 +675,10 @@ cdef class BPETrainer:
         if self.pair_count[p] == 0:
             # Gone from every word: its lists are only memory now (they are refilled if the pair returns).
             vector[uint32_t]().swap(self.pair_words[p])
-            vector[uint64_t]().swap(self.pair_occurrences[p])
+            self._release_occurrences(p)
         elif delta > 0:
             if position != GONE:
-                self.pair_occurrences[p].push_back(_occurrence(w, position))
+                self._occurrences_of(p).push_back(_occurrence(w, position))
             # Only pairs with the new id gain occurrences, all during this merge: list the word once.
             elif self.pair_words[p].empty() or self.pair_words[p].back() != w:
                 self.pair_words[p].push_back(w)
@@ -761,7 +784,8 @@ cdef class BPETrainer:
                 self._merge_word(words[j], a, b, new_id)
             words.clear()
             vector[uint32_t]().swap(self.pair_words[p])     # free the list; the pair is gone for good
-            occurrences.swap(self.pair_occurrences[p])
+            if self.occurrence_list_of[p]:
+                occurrences.swap(self.occurrence_lists[self.occurrence_list_of[p]])
             sort(occurrences.begin(), occurrences.end())    # by word, then left to right
             previous_occurrence = GONE_OCCURRENCE
             for occurrence in occurrences:
@@ -770,7 +794,7 @@ cdef class BPETrainer:
                                    new_id)
                 previous_occurrence = occurrence
             occurrences.clear()
-            vector[uint64_t]().swap(self.pair_occurrences[p])
+            self._release_occurrences(p)
             # Every occurrence is replaced (leftmost first leaves no adjacent (a, b)): the merged pair's count
             # is 0, set here once rather than counted down per occurrence.
             self.pair_count[p] = 0
