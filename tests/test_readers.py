@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bytebpe
 from bytebpe import cli, readers, training
@@ -283,3 +285,41 @@ def test_a_whole_txt_reads_the_same_in_place_or_decoded(tmp_path, content):
     (file,) = readers.find_input_files(tmp_path / "a.txt")
     list(file.documents(errors="replace", on_progress=progress.append))
     assert sum(progress) == len(content)
+
+
+def cut_where_lines_allow(text: str, cut_chars: int) -> list[tuple[str, int]]:
+    """The cutting rule of `readers._cut_documents`, line by line: the oracle for its block-wise reading."""
+    documents, parts, chars, previous, start = [], [], 0, "", 1
+    for number, line in enumerate(text.splitlines(keepends=True) if text else [], start=1):
+        if (chars >= cut_chars and line[:1].isalnum() and previous.endswith("\n") and len(previous) >= 2
+                and not previous[-2].isspace()):
+            documents.append(("".join(parts), start))
+            parts, chars, start = [], 0, number
+        parts.append(line)
+        chars += len(line)
+        previous = line
+    if parts:
+        documents.append(("".join(parts), start))
+    return documents
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(st.text(st.sampled_from("ab 1\t\u00e9\u4e2d\U0001f600_"), max_size=12) | st.text(max_size=3),
+                      max_size=40),
+       cut_chars=st.integers(1, 40), bom=st.booleans(), final_newline=st.booleans())
+def test_cutting_a_txt_for_training_follows_the_line_rule_whatever_the_blocks(tmp_path_factory, lines, cut_chars,
+                                                                                bom, final_newline):
+    text = "\n".join(line.replace("\r", "").replace("\n", "") for line in lines)
+    text = text.replace("\x0b", "").replace("\x0c", "").replace("\x1c", "").replace("\x1d", "").replace(
+        "\x1e", "").replace("\x85", "").replace("\u2028", "").replace("\u2029", "")   # only \n ends a line here
+    text += "\n" if final_newline and text else ""
+    path = tmp_path_factory.mktemp("cut") / "t.txt"
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8", "surrogatepass"))
+    original = readers.CUT_CHARS
+    readers.CUT_CHARS = cut_chars
+    try:
+        got = list(readers.InputFile.of(path).documents(cut=True, errors="replace"))
+    finally:
+        readers.CUT_CHARS = original
+    expected = cut_where_lines_allow(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace"), cut_chars)
+    assert got == expected

@@ -498,22 +498,54 @@ def _cut_documents(stream: IO[bytes], decode: _Decoder) -> Iterator[tuple[str, i
     r"""The stream in documents of about CUT_CHARS characters, cut only between a line that ends in one
     non-space character + "\n" and a line that starts with a letter or digit. No pre-token of the known
     patterns crosses such a cut, and none depends on what lies beyond it (a longer whitespace run would:
-    gpt2's ``\s+(?!\S)`` looks ahead), so the counts equal those of the whole file."""
-    parts: list[str] = []
-    chars = 0
-    previous = ""
-    start = 1
-    for number, raw in enumerate(stream, start=1):
-        line = decode(_without_bom(raw) if number == 1 else raw, number)
-        if (chars >= CUT_CHARS and line[:1].isalnum() and previous.endswith("\n")
-                and len(previous) >= 2 and not previous[-2].isspace()):
-            yield "".join(parts), start
-            parts, chars, start = [], 0, number
-        parts.append(line)
-        chars += len(line)
-        previous = line
-    if parts:
-        yield "".join(parts), start
+    gpt2's ``\s+(?!\S)`` looks ahead), so the counts equal those of the whole file.
+
+    Read and decoded in blocks of CUT_CHARS bytes up to their last newline (a newline byte is never inside
+    a multi-byte character), the cut found by a regex: per-line Python work made this reader slower than
+    iterating a text file's lines (29.9 s against 24.1 s for 1 GB)."""
+    carry = ""          # decoded text not yet yielded; starts at line `start`
+    start = line = 1    # `line`: the line at which the undecoded bytes start
+    pending = b""
+    searched = CUT_CHARS    # no cut point in carry before this (searching again is quadratic)
+    first = True
+    while True:
+        raw = stream.read(max(CUT_CHARS, len(BOM)) if first else CUT_CHARS)    # the BOM whole, if any
+        block, first = (_without_bom(raw), False) if first else (raw, False)
+        data = pending + block if pending else block
+        end = data.rfind(b"\n") + 1 if raw else len(data)
+        if end:
+            text = decode(data[:end], line)
+            line += text.count("\n")
+            carry = carry + text if carry else text
+            pending = data[end:]
+        else:
+            pending = data
+        while len(carry) > searched:
+            cut = _cut_point(carry, searched)
+            if cut < 0:
+                searched = max(CUT_CHARS, len(carry) - 1)
+                break
+            yield carry[:cut], start
+            start += carry.count("\n", 0, cut)
+            carry, searched = carry[cut:], CUT_CHARS
+        if not raw:
+            break
+    if carry:
+        yield carry, start
+
+
+# A newline before a letter or digit ([^\W_] is str.isalnum()). A pattern that starts with a literal is
+# searched for that character first, fast; a lookbehind for the non-space before it made the search ~10x
+# slower.
+_NEWLINE_BEFORE_ALNUM = re.compile(r"\n(?=[^\W_])")
+
+
+def _cut_point(text: str, start: int) -> int:
+    """The first position >= `start` where _cut_documents may cut `text`, or -1."""
+    for match in _NEWLINE_BEFORE_ALNUM.finditer(text, max(start - 1, 1)):
+        if not text[match.start() - 1].isspace():
+            return match.end()
+    return -1
 
 
 def _jsonl_document(line: bytes, decode: _Decoder, number: int, field: str) -> str | None:
