@@ -274,3 +274,21 @@ def test_an_error_on_a_counting_thread_is_raised_and_the_threads_stop():
     scanner = training.pretokenizer_for(training.resolve_pattern("cl100k_base", None))
     with pytest.raises(TypeError, match=r"texts\[3\] is a int"):
         training.count_pieces(["a b", "c d", "e", 5, "f"], scanner, workers=2)
+
+
+def test_the_number_of_counting_threads_changes_no_count_nor_file(tmp_path, corpus_dir):
+    from bytebpe import cli
+
+    source = corpus_dir / "train_1mb.txt"
+    for workers in ("1", "2", "3"):
+        assert cli.main(["count-pieces", str(source), "-o", str(tmp_path / f"{workers}.counts"), "--workers", workers,
+                         "-q"]) == 0
+    one, two, three = (bytebpe.load_piece_counts(tmp_path / f"{n}.counts") for n in "123")
+    assert one.to_dict() == two.to_dict() == three.to_dict() and len(one) > 1000
+    assert cli.main(["train", str(source), "--vocab-size", "600", "-o", str(tmp_path / "a.json"), "--workers", "1",
+                     "-q"]) == 0
+    assert cli.main(["train", str(source), "--vocab-size", "600", "-o", str(tmp_path / "b.json"), "--workers", "2",
+                     "-q"]) == 0
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    enc = bytebpe.train(["hello world"] * 10 + ["a b c"] * 5, 265, workers=2)
+    assert enc.mergeable_ranks == bytebpe.train(["hello world"] * 10 + ["a b c"] * 5, 265, workers=1).mergeable_ranks

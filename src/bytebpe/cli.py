@@ -213,7 +213,7 @@ def _train(args: argparse.Namespace) -> int:
         # The library's own reader and chunking: the same documents as `encode` reads, in bounded memory.
         counts = count_pieces_from_files(
             args.inputs, pattern=args.pattern, pat_str=args.pat_str, tally=tally, progress=not args.quiet,
-            max_distinct_pieces=args.max_distinct_pieces, **_read_options(args))
+            max_distinct_pieces=args.max_distinct_pieces, workers=args.workers, **_read_options(args))
         source = f"{tally.documents:,} documents"
     note = pruning_note(counts)     # before training empties the counts
     enc = train_from_counts(counts, args.vocab_size, special_tokens=special_tokens,
@@ -233,7 +233,7 @@ def _count_pieces(args: argparse.Namespace) -> int:
     tally = ReadTally()
     counts = count_pieces_from_files(
         args.inputs, pattern=args.pattern, pat_str=args.pat_str, tally=tally, progress=not args.quiet,
-        max_distinct_pieces=args.max_distinct_pieces, **_read_options(args))
+        max_distinct_pieces=args.max_distinct_pieces, workers=args.workers, **_read_options(args))
     _write_atomically(output, lambda temporary: save_piece_counts(counts, temporary))
     _say(f"counted {tally.documents:,} documents: {len(counts):,} distinct pieces, {counts.total_pieces:,} "
          f"occurrences; wrote {output}", args)
@@ -479,6 +479,11 @@ def _encoding_arguments(parser: argparse.ArgumentParser, default: str | None = "
     parser.add_argument("--tokenizer", metavar="FILE", help="a tokenizer file from `bytebpe train` instead")
 
 
+def _counting_workers_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", type=_positive_int, default=None,
+                        help="threads counting pre-tokens (default: one per usable core; the counts are the same)")
+
+
 def _workers_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=_positive_int, default=None,
                         help="threads encoding documents (default: one per usable core)")
@@ -578,6 +583,7 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--max-token-length", type=_positive_int, default=None)
     train.add_argument("--name", default=None, help="the encoding's name")
     _max_distinct_argument(train)
+    _counting_workers_argument(train)
     train.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     train.set_defaults(run=_train)
 
@@ -588,6 +594,7 @@ def _parser() -> argparse.ArgumentParser:
     count_pieces.add_argument("--output", "-o", required=True, metavar="FILE", help="the counts file to write")
     _pattern_arguments(count_pieces)
     _max_distinct_argument(count_pieces)
+    _counting_workers_argument(count_pieces)
     count_pieces.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     count_pieces.set_defaults(run=_count_pieces)
 

@@ -39,7 +39,8 @@ PRUNING = ("prune_passes", "pruned_pieces", "pruned_occurrences")
 
 
 def count_pieces(texts: Iterable[str], *, pattern: str | None = "cl100k_base", pat_str: str | None = None,
-                 progress: bool = False, max_distinct_pieces: int | None = None) -> PieceCounts:
+                 progress: bool = False, max_distinct_pieces: int | None = None,
+                 workers: int | None = None) -> PieceCounts:
     """The distinct pre-tokens of `texts` with their counts, cut by a named encoding's `pattern` or by your own
     regex `pat_str` (as in `bytebpe.train`); the counts remember the pattern (`counts.pat_str`).
 
@@ -48,13 +49,15 @@ def count_pieces(texts: Iterable[str], *, pattern: str | None = "cl100k_base", p
     2N distinct pieces, and once more at the end if it holds more than N, every piece whose count is at most
     t is dropped, t being the smallest count that leaves at most N pieces — pieces of equal count go
     together, so fewer than N may remain. `counts.prune_passes`, `pruned_pieces` and `pruned_occurrences`
-    say what was dropped; without the bound nothing ever is.
+    say what was dropped; without the bound nothing ever is. Counting runs on `workers` threads (default: one
+    per usable core) unless pruning or a pattern without a compiled scanner makes it serial; the counts are
+    the same either way.
     """
     from . import training
 
     resolved = training.resolve_pattern(None if pat_str is not None else pattern, pat_str)
     counts = training.count_pieces(texts, training.pretokenizer_for(resolved), progress=progress,
-                                   max_distinct_pieces=max_distinct_pieces)
+                                   max_distinct_pieces=max_distinct_pieces, workers=workers)
     counts.pat_str = resolved
     return counts
 
@@ -63,7 +66,7 @@ def count_pieces_from_files(
     paths: Union[str, os.PathLike[str], Iterable[Union[str, os.PathLike[str]]]], *, pattern: str | None = "cl100k_base",
     pat_str: str | None = None, field: str = "text", lines: bool = False, skip_bad: bool = False,
     errors: str = "strict", ignore_unknown: bool = False, stdin_format: str = "txt", tally: ReadTally | None = None,
-    progress: bool = False, max_distinct_pieces: int | None = None,
+    progress: bool = False, max_distinct_pieces: int | None = None, workers: int | None = None,
 ) -> PieceCounts:
     """`count_pieces` of the documents of files, read exactly as `bytebpe.train_from_files` reads them (the
     same options; the counts are those `train_from_files` trains on). Everything is checked before any
@@ -76,7 +79,7 @@ def count_pieces_from_files(
     counts = training.count_files_pieces(
         paths, training.pretokenizer_for(resolved), field=field, lines=lines, skip_bad=skip_bad, errors=errors,
         ignore_unknown=ignore_unknown, stdin_format=stdin_format, tally=tally, progress=progress,
-        max_distinct_pieces=max_distinct_pieces)
+        max_distinct_pieces=max_distinct_pieces, workers=workers)
     counts.pat_str = resolved
     return counts
 

@@ -325,6 +325,7 @@ def count_files_pieces(
     progress: bool = False,
     max_distinct_pieces: int | None = None,
     caller: str = "count_pieces_from_files",
+    workers: int | None = None,
 ) -> _train.PieceCounts:
     """`count_pieces` over the documents of the files `paths` names (`readers`; a `.txt` cut where no
     piece crosses), for `train_from_files` and `count_pieces_from_files` (`caller`, named in the warning
@@ -344,7 +345,7 @@ def count_files_pieces(
     try:
         texts = read_texts(files, counted, field=field, lines=lines, skip_bad=skip_bad, errors=errors, cut=True,
                            on_progress=None if bar is None else bar.update)
-        counts = count_pieces(texts, pretokenize, max_distinct_pieces=max_distinct_pieces)
+        counts = count_pieces(texts, pretokenize, max_distinct_pieces=max_distinct_pieces, workers=workers)
     finally:
         if bar is not None:
             bar.close()
@@ -428,6 +429,7 @@ def train(
     name: str | None = None,
     progress: bool = False,
     max_distinct_pieces: int | None = None,
+    workers: int | None = None,
 ) -> Encoding:
     """Learn a byte-level BPE vocabulary of `vocab_size` tokens from `texts`; returns a ready `Encoding`.
 
@@ -439,7 +441,8 @@ def train(
     the merges and the special tokens. See the module docstring for the tie rule, `min_frequency` and
     `max_token_length`. When the corpus runs out of pairs the vocabulary is smaller, with a warning.
     `max_distinct_pieces` bounds the memory of counting by pruning rare pre-tokens (`PieceCounts` states
-    the rule; a warning says what was dropped); by default nothing is dropped.
+    the rule; a warning says what was dropped); by default nothing is dropped. Pre-tokens are counted on
+    `workers` threads (default: one per usable core; the counts do not depend on it).
 
     >>> enc = bytebpe.train(["low low lower newest widest"] * 10, 270)     # doctest: +SKIP
     >>> enc.decode(enc.encode("lowest"))                                   # doctest: +SKIP
@@ -447,7 +450,8 @@ def train(
     """
     pat_str = check_train_arguments(vocab_size, pattern, pat_str, special_tokens, min_frequency, max_token_length,
                                      name, max_distinct_pieces)
-    counts = count_pieces(texts, pretokenizer_for(pat_str), progress=progress, max_distinct_pieces=max_distinct_pieces)
+    counts = count_pieces(texts, pretokenizer_for(pat_str), progress=progress, max_distinct_pieces=max_distinct_pieces,
+                          workers=workers)
     _warn_if_pruned(counts)
     # Called from here, so that its warning's stacklevel points at our caller too.
     return train_from_counts(counts, vocab_size, pat_str=pat_str, special_tokens=special_tokens,
@@ -497,6 +501,7 @@ def train_from_files(
     name: str | None = None,
     progress: bool = False,
     max_distinct_pieces: int | None = None,
+    workers: int | None = None,
 ) -> Encoding:
     """`train` on the documents of files, read exactly as `encode_files` reads them (`readers`: `.txt`,
     `.jsonl`/`.ndjson`, `.json`, `.parquet`, compressed text, ``-``, folders; `field`, `lines`, `skip_bad`,
@@ -514,7 +519,8 @@ def train_from_files(
                                      name, max_distinct_pieces)
     counts = count_files_pieces(paths, pretokenizer_for(pat_str), field=field, lines=lines, skip_bad=skip_bad,
                                 errors=errors, ignore_unknown=ignore_unknown, stdin_format=stdin_format, tally=tally,
-                                progress=progress, max_distinct_pieces=max_distinct_pieces, caller="train_from_files")
+                                progress=progress, max_distinct_pieces=max_distinct_pieces, caller="train_from_files",
+                                workers=workers)
     _warn_if_pruned(counts)
     # Called from here, so that its warning's stacklevel points at our caller too.
     return train_from_counts(counts, vocab_size, pat_str=pat_str, special_tokens=special_tokens,
