@@ -246,3 +246,13 @@ def test_cli_shard_tokens_info_and_decode(tmp_path, corpus_dir, capsys):
         cli.main(["encode", str(path), "--encoding", "gpt2", "-o", str(tmp_path / "y"), "--shard-tokens", "0"])
     assert "--shard-tokens: " in capsys.readouterr().err
     assert not list(tmp_path.glob("y*"))
+
+
+def test_a_set_that_only_looks_like_a_shard_is_never_removed(tmp_path):
+    (tmp_path / "in.txt").write_text("hello world")
+    bytebpe.encode_files(tmp_path / "in.txt", encoding="gpt2", output=tmp_path / "data.00001")   # the user's own
+    mine = sorted(p.name for p in tmp_path.iterdir())
+    bytebpe.encode_files(tmp_path / "in.txt", encoding="gpt2", output=tmp_path / "data", shard_tokens=10)
+    bytebpe.encode_files(tmp_path / "in.txt", encoding="gpt2", output=tmp_path / "data")
+    assert set(mine) <= {p.name for p in tmp_path.iterdir()}
+    assert load_token_files(tmp_path / "data.00001").document(0).tolist() == [31373, 995]

@@ -40,6 +40,8 @@ from .token_outputs import (
     ShardRecord,
     TokenFilesMeta,
     output_paths,
+    read_index,
+    read_meta,
     shard_prefix,
 )
 
@@ -121,6 +123,9 @@ class TokenSetWriter:
         self.parts: list[_Part] = []
         self._index_out: PartialFile | None = None
         self._committed = False
+        # What an earlier run left under this prefix, read before this run's files replace its index.
+        self._earlier_index = _quietly(read_index, prefix)
+        self._earlier_whole = _quietly(read_meta, prefix)
         self._open_part(0, continues=False)
 
     # ---- writing ----
@@ -224,23 +229,21 @@ class TokenSetWriter:
         return [writer.path for writer in self.writers]
 
     def remove_earlier_output(self) -> list[Path]:
-        """Delete what an earlier run wrote under this prefix and this run does not replace: shards beyond
-        this run's count, an index when this run is not sharded, a whole set when it is. Call after the
-        commit. Only names bytebpe gives its files are touched; a whole set only when its sidecar is there."""
+        """Delete what an earlier run wrote under this prefix and this run does not replace, after the commit:
+        the shards its index listed (when it was sharded), or its three files (when this run is sharded and
+        it was not). Only files the earlier run's own index or sidecar vouches for: a set of yours that merely
+        looks like a shard (``-o data.00001``) is never touched."""
         mine = {os.fspath(path) for path in self.paths}
         candidates: list[Path] = []
-        whole = [path for format in ("npy", "bin") for path in output_paths(self.prefix, format)]  # type: ignore[arg-type]
-        if self.shard_tokens is not None:
-            if Path(self.prefix + META_SUFFIX).exists():
-                candidates += whole
-        else:
-            candidates.append(Path(self.prefix + INDEX_SUFFIX))
-        folder = Path(self.prefix).parent
-        name = re.escape(os.path.basename(self.prefix))
-        suffixes = "|".join(re.escape(suffix) for suffix in (".tokens.npy", ".offsets.npy", ".bin", META_SUFFIX))
-        shard_file = re.compile(name + r"\.\d{5,}(" + suffixes + r")\Z")
-        with contextlib.suppress(FileNotFoundError):
-            candidates += [Path(entry.path) for entry in os.scandir(folder) if shard_file.match(entry.name)]
+        earlier = self._earlier_index
+        if earlier is not None:
+            folder = Path(self.prefix).parent
+            for shard in earlier.shards:
+                candidates += list(output_paths(os.fspath(folder / shard.name), earlier.meta.format))  # type: ignore[arg-type]
+            if self.shard_tokens is None:
+                candidates.append(Path(self.prefix + INDEX_SUFFIX))
+        if self.shard_tokens is not None and self._earlier_whole is not None:
+            candidates += list(output_paths(self.prefix, self._earlier_whole.format))  # type: ignore[arg-type]
         removed = []
         for path in candidates:
             if os.fspath(path) in mine:
@@ -265,6 +268,14 @@ class TokenSetWriter:
                  tb: TracebackType | None) -> None:
         if not self._committed:
             self.discard()
+
+
+def _quietly(read: Callable[[str], Any], prefix: str) -> Any:
+    """`read(prefix)`, or None when there is nothing readable (a damaged file is not ours to judge)."""
+    try:
+        return read(prefix)
+    except (OSError, ValueError):
+        return None
 
 
 def commit_together(*writers: PartialFile) -> None:
