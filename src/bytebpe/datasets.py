@@ -36,11 +36,15 @@ from .token_sets import SetCounts, TokenSetWriter, commit_together, remove_stale
 __all__ = [
     "BadDocumentError",
     "EncodeSummary",
+    "Encoded",
     "FileStats",
+    "append_eot",
     "count_files",
     "encode_files",
+    "eot_id_of",
     "iter_batches",
     "output_paths",
+    "select_documents",
 ]
 
 # About this much UTF-8 text per batch. Each batch in flight costs several times its size (the texts, the
@@ -236,7 +240,7 @@ def encode_files(
                                    default_workers=engine == "local")
     if engine == "ray" and any(file.is_stdin for file in files):
         raise ValueError("engine 'ray' reads files on the cluster's nodes: standard input cannot be one")
-    eot_id = _eot_id(enc) if eot else None
+    eot_id = eot_id_of(enc) if eot else None
     dtype = token_dtype(enc.max_token_value)
     names = [prefix] if val_fraction is None else [f"{prefix}.train", f"{prefix}.val"]
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
@@ -412,7 +416,8 @@ def _prepare(
     return files, enc, workers
 
 
-def _eot_id(enc: Encoding) -> int:
+def eot_id_of(enc: Encoding) -> int:
+    """The end-of-text id that ``eot=True`` appends, or a ValueError when `enc` has none."""
     try:
         return enc.eot_token
     except KeyError:
@@ -499,7 +504,7 @@ def _encode_locally(
             # text plus its ids, not plus two copies of them (50 MB of "a" with --eot: 2.01x -> 1.5x).
             batch.texts = []
             if eot_id is not None:
-                ids, offsets = _append_eot(ids, offsets, eot_id)
+                ids, offsets = append_eot(ids, offsets, eot_id)
             doc_file = np.repeat(np.array([run[0] for run in batch.file_runs], np.intp),
                                  [run[1] for run in batch.file_runs])
             yield Encoded(ids, offsets, np.asarray(batch.sizes, np.int64), doc_file, batch.read_position)
@@ -527,12 +532,12 @@ def _utf8_length(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
-def _append_eot(
+def append_eot(
     ids: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64], eot_id: int
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
     """Each document's ids followed by `eot_id`, inside its span.
 
-    >>> _append_eot(np.array([5, 6, 7], np.uint32), np.array([0, 2, 2, 3]), 9)
+    >>> append_eot(np.array([5, 6, 7], np.uint32), np.array([0, 2, 2, 3]), 9)
     (array([5, 6, 9, 9, 7, 9], dtype=uint32), array([0, 3, 4, 6]))
     """
     n_docs = len(offsets) - 1

@@ -111,9 +111,9 @@ class _TokenizeBatch:
         ids, offsets = self.encoding.encode_batch_to_numpy(
             texts, num_threads=self.num_threads, allowed_special=self.allowed_special, disallowed_special=())
         if self.eot_id is not None:
-            from .datasets import _append_eot
+            from .datasets import append_eot
 
-            ids, offsets = _append_eot(ids, offsets, self.eot_id)
+            ids, offsets = append_eot(ids, offsets, self.eot_id)
         if offsets[-1] >= 2**31:
             raise ValueError("bytebpe.ray.tokenize: a batch holds 2**31 tokens or more; use a smaller batch_size")
         tokens = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)),
@@ -174,7 +174,7 @@ def _actor_pool(ray: Any, concurrency: int | tuple[int, int] | None) -> Any:
 def _worker_kwargs(enc: Encoding, column: str, output_column: str, eot: bool,
                    allowed_special: Literal["all"] | Collection[str], num_cpus: float, *, keep_input: bool,
                    count_bytes: bool, drop_text: bool = False) -> dict[str, Any]:
-    from .datasets import _eot_id
+    from .datasets import eot_id_of
 
     if not isinstance(column, str) or not column or not isinstance(output_column, str) or not output_column:
         raise ValueError("column and output_column must be non-empty strings")
@@ -186,7 +186,7 @@ def _worker_kwargs(enc: Encoding, column: str, output_column: str, eot: bool,
     if num_cpus <= 0:
         raise ValueError(f"num_cpus must be positive, got {num_cpus!r}")
     return {"encoding": enc, "column": column, "output_column": output_column,
-            "eot_id": _eot_id(enc) if eot else None, "allowed_special": allowed_special,
+            "eot_id": eot_id_of(enc) if eot else None, "allowed_special": allowed_special,
             "num_threads": max(1, int(num_cpus)), "keep_input": keep_input, "count_bytes": count_bytes,
             "drop_text": drop_text}
 
