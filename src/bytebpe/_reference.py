@@ -37,14 +37,14 @@ def bpe_encode_piece(piece: bytes, mergeable_ranks: Mapping[bytes, int]) -> list
 def bpe_encode_piece_by_pair_rank(
     piece: bytes,
     token_ids: Mapping[bytes, int],
-    merges: Sequence[tuple[bytes, bytes]],
+    merges: Sequence[tuple[bytes, bytes]] | Mapping[tuple[bytes, bytes], int],
     *,
     ignore_merges: bool = False,
 ) -> list[int]:
     """Ids of one piece under HF `tokenizers`' BPE rule: merges by the rank of the *pair*.
 
     `token_ids` maps token bytes to ids; merge i joins the adjacent parts `merges[i]` (a pair listed twice
-    keeps its last index, as HF's map does). Start from the single bytes that are tokens (the others are
+    keeps its last index, as HF's map does; a mapping pair -> rank may be passed instead). Start from the single bytes that are tokens (the others are
     dropped, as HF drops a character without an id when there is no unk token); while some adjacent pair
     is listed, merge the one listed first, the leftmost on ties. A token that no listed pair makes from
     the piece is never produced. With `ignore_merges`, a piece that is itself a token is that token.
@@ -60,7 +60,7 @@ def bpe_encode_piece_by_pair_rank(
     """
     if ignore_merges and piece in token_ids:
         return [token_ids[piece]]
-    pair_rank = {pair: index for index, pair in enumerate(merges)}
+    pair_rank = merges if isinstance(merges, Mapping) else {pair: index for index, pair in enumerate(merges)}
     parts = [piece[i : i + 1] for i in range(len(piece)) if piece[i : i + 1] in token_ids]
     while len(parts) > 1:
         ranked = [(pair_rank[pair], i) for i, pair in enumerate(zip(parts, parts[1:])) if pair in pair_rank]
