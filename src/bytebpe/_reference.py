@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 
-def bpe_encode_piece(piece: bytes, mergeable_ranks: Mapping[bytes, int]) -> list[int]:
+def bpe_encode_piece(piece: bytes, mergeable_ranks: Mapping[bytes, int], *, whole_pieces: bool = True) -> list[int]:
     """Ids of one pre-tokenized piece under `mergeable_ranks` (token bytes -> rank).
 
     Start from single bytes; while some adjacent pair concatenates to a token, merge the pair whose token
@@ -18,8 +18,10 @@ def bpe_encode_piece(piece: bytes, mergeable_ranks: Mapping[bytes, int]) -> list
     [258]
     >>> bpe_encode_piece(b"abcbc", ranks)   # "ab" (256), then the last "bc" (257), then "ab" + "c" (258)
     [258, 257]
+
+    `whole_pieces=False` skips the whole-piece lookup (to compare the merge rules alone).
     """
-    if piece in mergeable_ranks:
+    if whole_pieces and piece in mergeable_ranks:
         return [mergeable_ranks[piece]]
     parts = [piece[i : i + 1] for i in range(len(piece))]
     while len(parts) > 1:

@@ -334,6 +334,18 @@ def _digits(individual: bool) -> Step:
 def _pattern_split(pattern: regex.Pattern[str], behavior: str, invert: bool, component: str) -> Step:
     if behavior not in ("Isolated", "Removed", "Contiguous", "MergedWithPrevious", "MergedWithNext"):
         raise TokenizerJsonError(f"{component}: behavior {behavior!r} is not supported")
+    if behavior == "Isolated" and pattern.groups == 0:
+        # The common case (every piece kept, matches and gaps alike) in one C call: `split` around the whole
+        # pattern as one group gives gaps and matches alternately. 3x faster than the general path on
+        # DeepSeek's three Splits.
+        around = regex.compile(f"({pattern.pattern})", pattern.flags)
+
+        def isolated(text: str) -> Pieces:
+            parts = around.split(text, concurrent=False)
+            if "" in parts[1::2]:
+                _matches(pattern, text, component)      # raises, naming the empty match
+            return [part for part in parts if part]
+        return isolated
     return lambda text: _split_by(_matches(pattern, text, component), text, behavior, invert)
 
 
@@ -603,6 +615,7 @@ class TokenizerJsonEncoding(Encoding):
         encoding._normalize = normalize
         encoding._prefix_space = pre_tokenizer.prefix_space
         encoding._splitters = {}
+        encoding._policies = {}
         encoding._ordinary_split = encoding._splitter(frozenset())
         return encoding
 
@@ -614,9 +627,21 @@ class TokenizerJsonEncoding(Encoding):
         return splitter
 
     def _special_policy(self, allowed_special: Any, disallowed_special: Any) -> tuple[Any, Any]:
-        search_disallowed, split_allowed = super()._special_policy(allowed_special, disallowed_special)
+        # Remembered per policy: with 1,283 added tokens (DeepSeek) working it out again took longer than
+        # encoding a paragraph.
+        key = None
+        try:
+            key = (allowed_special if allowed_special == "all" else frozenset(allowed_special),
+                   disallowed_special if disallowed_special == "all" else frozenset(disallowed_special))
+            return self._policies[key]
+        except (TypeError, KeyError):
+            pass
+        search_disallowed, _split_allowed = super()._special_policy(allowed_special, disallowed_special)
         allowed = frozenset(self._all_special if allowed_special == "all" else allowed_special) & self._all_special
-        return search_disallowed, self._splitter(allowed)
+        policy = (search_disallowed, self._splitter(allowed))
+        if key is not None and len(self._policies) < 64:
+            self._policies[key] = policy
+        return policy
 
     def _special_split(self, text: str, allowed_special: Any, disallowed_special: Any) -> Any:
         search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
