@@ -22,6 +22,7 @@ with HF's `add_special_tokens=True`; bytebpe's ids are those of `add_special_tok
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -601,6 +602,9 @@ class TokenizerJsonEncoding(Encoding):
         encoding._setup(name, pre_tokenizer.known_pattern or r"[\s\S]+", model.table, {}, "auto")
         encoding._pretokenize = pre_tokenizer.pretokenize
         encoding._json_text = text
+        # Token files record this to check a decode against (token_outputs.vocabulary_sha256): the whole
+        # file, since the merges, the pre-tokenizer and the added tokens decide the ids as much as the vocabulary.
+        encoding._vocabulary_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
         specials = {token.content: token.id for token in tokens if token.special}
         encoding._special_tokens = specials
         encoding._special_token_values = frozenset(specials.values())
