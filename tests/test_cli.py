@@ -698,3 +698,29 @@ def test_count_pieces_leaves_no_file_behind_when_it_fails(tmp_path, monkeypatch,
     assert status == (1 if how == "bad input" else 130)
     assert ("in.jsonl:2: field 'text' is int" if how == "bad input" else "interrupted") in capsys.readouterr().err
     assert list(out.iterdir()) == []
+
+
+def test_tokenizer_accepts_an_hf_tokenizer_json(tmp_path, small_jsonl, data_dir):
+    # GPT-2's tokenizer.json as `tokenizers` builds it: encode gives HF's ids, decode gives the text back.
+    from .hf_files import gpt2_tokenizer
+
+    tok = gpt2_tokenizer(data_dir)
+    path = tmp_path / "gpt2-hf.tokenizer.json"
+    tok.save(str(path))
+    assert cli.main(["encode", str(small_jsonl), "--tokenizer", str(path), "-o", str(tmp_path / "o"), "-q"]) == 0
+    tok.encode_special_tokens = True
+    expected = [i for text in texts_of(small_jsonl) for i in tok.encode(text, add_special_tokens=False).ids]
+    assert np.load(tmp_path / "o.tokens.npy").tolist() == expected
+    decoded = run("decode", str(tmp_path / "o.tokens.npy"), "--tokenizer", str(path))
+    assert decoded.returncode == 0 and decoded.stdout.decode() == "".join(texts_of(small_jsonl))
+
+
+def test_tokenizer_names_the_unsupported_component_of_an_hf_file(tmp_path, small_jsonl):
+    from bytebpe import hf_json
+
+    spec = hf_json.tokenizer_json(bytebpe.get_encoding("gpt2"))
+    spec["normalizer"] = {"type": "BertNormalizer"}
+    path = tmp_path / "bert-ish.tokenizer.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    result = run("count", str(small_jsonl), "--tokenizer", str(path))
+    assert result.returncode == 1 and "normalizer 'BertNormalizer' is not supported" in result.stderr.decode()

@@ -30,6 +30,7 @@ from .vocab_io import (
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from .datasets import EncodeSummary, FileStats, count_files, encode_files
+    from .hf_import import TokenizerJsonError, from_tokenizer_json
     from .piece_counts import (
         count_pieces,
         count_pieces_from_files,
@@ -65,6 +66,7 @@ __all__ = [
     "TokenFiles",
     "TokenFilesMeta",
     "TokenShards",
+    "TokenizerJsonError",
     "UnknownEncodingError",
     "UnknownModelError",
     "VocabularyHashError",
@@ -77,6 +79,7 @@ __all__ = [
     "encode_files",
     "encoding_for_model",
     "encoding_name_for_model",
+    "from_tokenizer_json",
     "get_encoding",
     "list_encoding_names",
     "load",
@@ -111,6 +114,8 @@ _LAZY_NAMES = {
     "load_piece_counts": "piece_counts",
     "save_piece_counts": "piece_counts",
     "train_from_counts": "piece_counts",
+    "TokenizerJsonError": "hf_import",
+    "from_tokenizer_json": "hf_import",
 }
 
 

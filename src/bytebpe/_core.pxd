@@ -35,6 +35,15 @@ cdef struct PairMemo:
     int shift           # entry index = (pair * golden ratio) >> shift
 
 
+# One entry of the pair-merge table (HF BPE's rule, see MergeTable._merge_by_pair_rank): adjacent tokens
+# `left` and `right` merge into token `result`, with priority `merge_rank` (the pair's index in HF's
+# `merges`; lower merges first). Token ids and merge ranks are independent numberings.
+cdef struct PairMerge:
+    uint64_t pair       # left << 32 | right; all ones (NO_PAIR) for an empty slot
+    Rank merge_rank
+    Rank result
+
+
 cdef class MergeTable:
     # All token bytes back to back; token `id` is blob[token_start[id] : token_start[id] + token_len[id]].
     cdef vector[uint8_t] blob
@@ -63,6 +72,15 @@ cdef class MergeTable:
     cdef bint piece_cache_configured
     cdef readonly Py_ssize_t n_tokens
     cdef readonly Py_ssize_t max_rank
+    # The pair-rank rule (a table made by `from_pair_merges`): (left id, right id) -> PairMerge, open
+    # addressing with linear probing at a load factor <= 1/2; empty for tiktoken's rule. The whole-piece
+    # lookups (slots, pair_of_bytes_rank) then hold only the tokens that this rule gives for their own bytes,
+    # unless `whole_pieces` (HF's ignore_merges): a piece found there is one id, as under either rule.
+    cdef vector[PairMerge] pair_merges
+    cdef int pair_shift                 # slot = (pair * golden ratio) >> pair_shift
+    cdef readonly bint by_pair_rank
+    cdef readonly bint whole_pieces
+    cdef readonly Py_ssize_t n_merges
 
     # Pure lookups: never allocate, never fail.
     cdef Rank rank_of(self, const uint8_t* data, Py_ssize_t n) noexcept nogil
@@ -81,6 +99,12 @@ cdef class MergeTable:
     cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef int _merge_by_buckets(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
                                PairMemo* memo) except -1 nogil
+    # HF's rule on one piece: byte tokens merged by the lowest pair rank (bytes without a token dropped).
+    cdef int _merge_by_pair_rank(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
+    cdef const PairMerge* _find_merge(self, Rank left, Rank right) noexcept nogil
+    cdef int _pair_merge_scan(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out) except -1 nogil
+    cdef int _pair_merge_heap(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out) except -1 nogil
+    cdef int _keep_whole_tokens_of_rule(self) except -1
     cdef int _merge_run(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef Rank _run_rank(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t size) noexcept nogil
     cdef void _insert(self, Rank rank) noexcept

@@ -4,10 +4,10 @@ Never imported at runtime. Slow on purpose: no tables, no heap, just the rule.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 
-def bpe_encode_piece(piece: bytes, mergeable_ranks: Mapping[bytes, int]) -> list[int]:
+def bpe_encode_piece(piece: bytes, mergeable_ranks: Mapping[bytes, int], *, whole_pieces: bool = True) -> list[int]:
     """Ids of one pre-tokenized piece under `mergeable_ranks` (token bytes -> rank).
 
     Start from single bytes; while some adjacent pair concatenates to a token, merge the pair whose token
@@ -16,10 +16,12 @@ def bpe_encode_piece(piece: bytes, mergeable_ranks: Mapping[bytes, int]) -> list
     >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"bc": 257, b"abc": 258}
     >>> bpe_encode_piece(b"abc", ranks)     # a whole token is a single lookup
     [258]
-    >>> bpe_encode_piece(b"abcbc", ranks)   # "ab" (256) merges before "bc" (257); then "bc" remains
-    [256, 99, 257]
+    >>> bpe_encode_piece(b"abcbc", ranks)   # "ab" (256), then the last "bc" (257), then "ab" + "c" (258)
+    [258, 257]
+
+    `whole_pieces=False` skips the whole-piece lookup (to compare the merge rules alone).
     """
-    if piece in mergeable_ranks:
+    if whole_pieces and piece in mergeable_ranks:
         return [mergeable_ranks[piece]]
     parts = [piece[i : i + 1] for i in range(len(piece))]
     while len(parts) > 1:
@@ -32,6 +34,43 @@ def bpe_encode_piece(piece: bytes, mergeable_ranks: Mapping[bytes, int]) -> list
             break
         parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
     return [mergeable_ranks[part] for part in parts]
+
+
+def bpe_encode_piece_by_pair_rank(
+    piece: bytes,
+    token_ids: Mapping[bytes, int],
+    merges: Sequence[tuple[bytes, bytes]] | Mapping[tuple[bytes, bytes], int],
+    *,
+    ignore_merges: bool = False,
+) -> list[int]:
+    """Ids of one piece under HF `tokenizers`' BPE rule: merges by the rank of the *pair*.
+
+    `token_ids` maps token bytes to ids; merge i joins the adjacent parts `merges[i]` (a pair listed twice
+    keeps its last index, as HF's map does; a mapping pair -> rank may be passed instead). Start from the single bytes that are tokens (the others are
+    dropped, as HF drops a character without an id when there is no unk token); while some adjacent pair
+    is listed, merge the one listed first, the leftmost on ties. A token that no listed pair makes from
+    the piece is never produced. With `ignore_merges`, a piece that is itself a token is that token.
+
+    >>> ids = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"bc": 257, b"abc": 258}
+    >>> merges = [(b"b", b"c"), (b"a", b"b"), (b"ab", b"c")]
+    >>> bpe_encode_piece_by_pair_rank(b"abc", ids, merges)   # (b, c) first; (a, bc) is no merge
+    [97, 257]
+    >>> bpe_encode_piece_by_pair_rank(b"abc", ids, merges, ignore_merges=True)
+    [258]
+    >>> bpe_encode_piece(b"abc", ids)                        # the token-rank rule takes "abc" whole
+    [258]
+    """
+    if ignore_merges and piece in token_ids:
+        return [token_ids[piece]]
+    pair_rank = merges if isinstance(merges, Mapping) else {pair: index for index, pair in enumerate(merges)}
+    parts = [piece[i : i + 1] for i in range(len(piece)) if piece[i : i + 1] in token_ids]
+    while len(parts) > 1:
+        ranked = [(pair_rank[pair], i) for i, pair in enumerate(zip(parts, parts[1:])) if pair in pair_rank]
+        if not ranked:
+            break
+        _rank, best = min(ranked)
+        parts[best : best + 2] = [parts[best] + parts[best + 1]]
+    return [token_ids[part] for part in parts]
 
 
 def bpe_train(

@@ -357,16 +357,35 @@ def _export_tiktoken_cache(args: argparse.Namespace) -> int:
 
 
 def _encoding_of(args: argparse.Namespace) -> Encoding:
-    """The encoding named by --encoding, or loaded from --tokenizer (a file written by `bytebpe train`)."""
+    """The encoding named by --encoding, or loaded from --tokenizer: a file written by `bytebpe train` (or
+    `Encoding.save`), or a Hugging Face tokenizer.json."""
     if args.tokenizer:
         import bytebpe
 
         if not Path(args.tokenizer).is_file():
             raise CommandError(f"tokenizer file not found: {args.tokenizer}")
+        if _is_hf_tokenizer_json(Path(args.tokenizer)):
+            from .hf_import import TokenizerJsonError, from_tokenizer_json
+
+            try:
+                return from_tokenizer_json(args.tokenizer)
+            except TokenizerJsonError as error:
+                raise CommandError(f"{args.tokenizer}: {error}") from None
         if not hasattr(bytebpe, "load"):
             raise CommandError("this build of bytebpe cannot load tokenizer files (no bytebpe.load)")
         return bytebpe.load(args.tokenizer)
     return registry.get_encoding(args.encoding)
+
+
+def _is_hf_tokenizer_json(path: Path) -> bool:
+    """Whether `path` holds an HF tokenizer.json (a JSON object with a "model") rather than a bytebpe file."""
+    import json
+
+    try:
+        content = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False    # bytebpe.load explains what is wrong with it
+    return isinstance(content, dict) and "model" in content and content.get("format") != "bytebpe"
 
 
 def _parse_special_tokens(specs: list[str] | None) -> list[str] | dict[str, int] | None:
@@ -476,7 +495,8 @@ def _input_arguments(parser: argparse.ArgumentParser, required: bool = True, not
 def _encoding_arguments(parser: argparse.ArgumentParser, default: str | None = "cl100k_base", note: str = "") -> None:
     parser.add_argument("--encoding", default=default,
                         help="encoding name" + (f" (default: {default})" if default else "") + note)
-    parser.add_argument("--tokenizer", metavar="FILE", help="a tokenizer file from `bytebpe train` instead")
+    parser.add_argument("--tokenizer", metavar="FILE",
+                        help="a tokenizer file from `bytebpe train`, or a Hugging Face tokenizer.json, instead")
 
 
 def _counting_workers_argument(parser: argparse.ArgumentParser) -> None:

@@ -53,6 +53,10 @@ class Encoding:
     [15339, 1917]
     """
 
+    # What splits text before pre-tokenizing when no special token is allowed: None (nothing), or for an
+    # encoding read from an HF tokenizer.json the splitter of its non-special added tokens (hf_import.py).
+    _ordinary_split: Any = None
+
     def __init__(
         self,
         name: str,
@@ -154,9 +158,9 @@ class Encoding:
         """
         text = _check_text(text)
         try:
-            return self._core.encode(self._pretokenize, None, text)
+            return self._core.encode(self._pretokenize, self._ordinary_split, text)
         except UnicodeEncodeError:
-            return self._core.encode(self._pretokenize, None, _replace_surrogates(text))
+            return self._core.encode(self._pretokenize, self._ordinary_split, _replace_surrogates(text))
 
     def encode(
         self,
@@ -199,7 +203,7 @@ class Encoding:
         """`encode_ordinary` of each text, on up to `num_threads` threads of a shared pool; results in order."""
         texts = _check_texts(text)
         return _flatten(batching.map_chunks(
-            functools.partial(self._encode_chunk, None), texts, num_threads))
+            functools.partial(self._encode_chunk, self._ordinary_split), texts, num_threads))
 
     def encode_batch(
         self,

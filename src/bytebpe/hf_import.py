@@ -1,0 +1,679 @@
+"""Hugging Face `tokenizer.json` import: a byte-level BPE tokenizer as an `Encoding` with HF's exact ids.
+
+HF `tokenizers` encodes in five stages, each reproduced here from its source (tokenizers/src):
+1. added tokens (`tokenizer/added_vocabulary.rs`): the non-normalized ones are cut out of the raw text, the
+   rest of the text is normalized, then the normalized ones are cut out of that; matching is leftmost-
+   longest over every added token's content, and a match that is skipped (a special token not allowed, a
+   `single_word` token inside a word) still consumes its text; `lstrip`/`rstrip` widen a match over
+   whitespace. Here: the `special_split` callable the core already takes, returning ordinary text
+   (normalized) and token contents alternately.
+2. normalizer: NFC/NFD/NFKC/NFKD, Lowercase (per character, as Rust's `char::to_lowercase`), Replace,
+   Prepend, Sequence.
+3. pre-tokenizer: Split (Isolated, Removed, MergedWithPrevious, MergedWithNext, Contiguous; invert), Digits,
+   ByteLevel (prefix space, GPT-2's regex; it must come last: it maps bytes to characters), Sequence. A
+   single split by a pattern the compiled scanners know runs on them, without the GIL; anything else runs
+   as a Python callable over `regex`, with Oniguruma's `X{n,m}+` (a repeated interval, not a possessive
+   one) rewritten and Oniguruma-only syntax refused.
+4. model: BPE by pair rank (`MergeTable.from_pair_merges`; see `_core.pyx` and `_reference.py`).
+5. decoder: ByteLevel (a token whose characters are all byte characters is those bytes, any other token its
+   UTF-8), then lossy UTF-8, as `Encoding.decode` does.
+Everything else is refused with a `TokenizerJsonError` naming the component. The post-processor only acts
+with HF's `add_special_tokens=True`; bytebpe's ids are those of `add_special_tokens=False`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import unicodedata
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from . import _core, _pretokenize, patterns
+from .encoding import Encoding, _check_disallowed, _special_token_regex
+from .hf_json import _byte_to_char, oniguruma_pattern
+
+__all__ = ["TokenizerJsonEncoding", "TokenizerJsonError", "from_tokenizer_json"]
+
+# The regex of HF's ByteLevel pre-tokenizer with use_regex (byte_level.rs): GPT-2's original pattern.
+GPT2_BYTE_LEVEL_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+# Patterns as HF files write them (Oniguruma) -> the compiled scanner's pattern that cuts the same pieces.
+# cl100k/o200k as `to_tokenizer_json` writes them; GPT-2's original form is r50k's (tiktoken's is an
+# equivalent rewrite of it).
+_KNOWN_PATTERNS = {
+    GPT2_BYTE_LEVEL_PATTERN: patterns.R50K_PATTERN,
+    oniguruma_pattern(patterns.R50K_PATTERN): patterns.R50K_PATTERN,
+    oniguruma_pattern(patterns.CL100K_PATTERN): patterns.CL100K_PATTERN,
+    oniguruma_pattern(patterns.O200K_PATTERN): patterns.O200K_PATTERN,
+}
+
+# Oniguruma syntax with another meaning (or none) in `regex`: \h is a hex digit there, \R, \X, \K, \G,
+# \y, \Y, \O, absent operators and subexpression calls have no exact counterpart here.
+_ONIGURUMA_ONLY = re.compile(r"\\[hHRXKGyYO]|\(\?~|\\g<|\\g'")
+# Oniguruma's possessive-looking interval `X{n,m}+` is `(?:X{n,m})+` (hf_json has the reverse rewrite).
+_ONIG_INTERVAL_PLUS = re.compile(r"(\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()|?*+{])(\{\d+(?:,\d*)?\})\+")
+
+_WORD_AT_END = regex.compile(r"\w\Z")
+_WORD_AT_START = regex.compile(r"\w")
+_SPACE_AT_END = regex.compile(r"\s*\Z")
+_SPACE_AT_START = regex.compile(r"\s*")
+
+Pieces = list[str]
+Step = Callable[[str], Pieces]
+
+
+class TokenizerJsonError(ValueError):
+    """A `tokenizer.json` that bytebpe cannot load exactly: corrupt, inconsistent, or using a component
+    (named in the message) that it does not support."""
+
+
+# ==== reading ======================================================================================
+
+
+def from_tokenizer_json(source: str | os.PathLike[str]) -> TokenizerJsonEncoding:
+    """An `Encoding` that gives HF `tokenizers`' ids for a byte-level BPE `tokenizer.json`.
+
+    `source` is a path, or the JSON text itself (a str starting with "{" or "["). The contract, checked by the
+    tests with HF as the oracle: ``enc.encode(text, allowed_special="all")`` equals
+    ``tok.encode(text, add_special_tokens=False).ids``, ``enc.encode_ordinary(text)`` equals it with
+    ``encode_special_tokens=True``, and ``enc.decode(ids)`` equals ``tok.decode(ids, skip_special_tokens=False)``.
+    """
+    if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
+        text, name = source, "tokenizer.json"
+    elif isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise TokenizerJsonError(f"cannot read {str(path)!r}: {error}") from None
+        name = path.name
+    else:
+        raise TypeError(f"expected a path or the JSON text, got {type(source).__name__}")
+    return TokenizerJsonEncoding._from_json_text(text, name)
+
+
+def _load_json(text: str) -> dict[str, Any]:
+    try:
+        spec = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TokenizerJsonError(f"not valid JSON: {error}") from None
+    if not isinstance(spec, dict) or "model" not in spec:
+        raise TokenizerJsonError("not a tokenizer.json: expected an object with a 'model'")
+    for component in ("truncation", "padding"):
+        if spec.get(component) is not None:
+            raise TokenizerJsonError(f"{component} is not supported (bytebpe never cuts or pads): set it to null")
+    return spec
+
+
+def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], component: str, default: Any = None) -> Any:
+    value = obj.get(key, default)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TokenizerJsonError(f"{component}: {key!r} must be {getattr(kind, '__name__', kind)}, got {value!r}")
+    return value
+
+
+# ==== the model ====================================================================================
+
+
+class _Model:
+    """The BPE model: its vocabulary as bytes, its merge table, and the ids only decoding can meet."""
+
+    def __init__(self, model: Any) -> None:
+        if not isinstance(model, dict):
+            raise TokenizerJsonError(f"model must be an object, got {model!r}")
+        kind = model.get("type", "BPE")
+        if kind != "BPE":
+            raise TokenizerJsonError(f"model {kind!r} is not supported: only BPE")
+        for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+            if model.get(key) not in (None, ""):
+                raise TokenizerJsonError(f"model BPE: {key} is not supported (got {model[key]!r})")
+        if model.get("dropout") not in (None, 0, 0.0):
+            raise TokenizerJsonError(f"model BPE: dropout is not supported (got {model['dropout']!r})")
+        if model.get("byte_fallback", False):
+            raise TokenizerJsonError("model BPE: byte_fallback is not supported")
+        self.ignore_merges = _field(model, "ignore_merges", bool, "model BPE", False)
+        vocab = _field(model, "vocab", dict, "model BPE")
+        merges = _field(model, "merges", list, "model BPE")
+        char_byte = {char: byte for byte, char in enumerate(_byte_to_char())}
+        self.vocab: dict[str, int] = {}
+        owner: dict[int, str] = {}
+        self.ids = owner.keys()
+        self.token_ids: dict[bytes, int] = {}       # the tokens BPE can make: byte characters only
+        self.decode_only: dict[int, bytes] = {}     # other entries: decode as their UTF-8 (HF's ByteLevel decoder)
+        for token, token_id in vocab.items():
+            if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**31 - 1:
+                raise TokenizerJsonError(f"model BPE: id of {token!r} is {token_id!r}, outside 0..{2**31 - 2}")
+            if token_id in owner:
+                raise TokenizerJsonError(f"model BPE: id {token_id} is given to both {owner[token_id]!r} and {token!r}")
+            if not token:
+                raise TokenizerJsonError("model BPE: the empty string cannot be a token")
+            owner[token_id] = token
+            self.vocab[token] = token_id
+            if all(char in char_byte for char in token):
+                self.token_ids[bytes(char_byte[char] for char in token)] = token_id
+            else:
+                self.decode_only[token_id] = token.encode("utf-8")
+        missing = [byte for byte in range(256) if bytes([byte]) not in self.token_ids]
+        if missing and model.get("unk_token") is not None:
+            raise TokenizerJsonError(
+                f"model BPE: an unk_token with a vocabulary lacking {len(missing)} of the 256 byte characters is "
+                "not supported (HF would put the unk token in place of those bytes)")
+        pairs: list[tuple[int, int]] = []
+        for index, merge in enumerate(merges):
+            if isinstance(merge, str):
+                parts = merge.split(" ")
+            elif isinstance(merge, list) and all(isinstance(part, str) for part in merge):
+                parts = merge
+            else:
+                raise TokenizerJsonError(f"model BPE: merge {index} must be 'a b' or ['a', 'b'], got {merge!r}")
+            if len(parts) != 2:
+                raise TokenizerJsonError(f"model BPE: merge {index} must name two tokens, got {merge!r}")
+            left, right = parts
+            for part in (left, right, left + right):
+                if part not in self.vocab:
+                    raise TokenizerJsonError(f"model BPE: merge {index} {merge!r}: {part!r} is not in the vocabulary")
+            if self.vocab[left] in self.decode_only or self.vocab[right] in self.decode_only:
+                continue    # not made of byte characters: no byte-level piece ever holds its parts
+            pairs.append((self.vocab[left], self.vocab[right]))
+        try:
+            self.table = _core.MergeTable.from_pair_merges(self.token_ids, pairs, self.ignore_merges)
+        except ValueError as error:
+            raise TokenizerJsonError(f"model BPE: {error}") from None
+
+
+# ==== normalizers ==================================================================================
+
+
+def _lowercase(text: str) -> str:
+    # Python's str.lower() applies the Final_Sigma context rule; HF lowercases character by character.
+    return text.lower() if "\u03a3" not in text else "".join(char.lower() for char in text)
+
+
+def _normalizer(spec: Any) -> Callable[[str], str] | None:
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise TokenizerJsonError(f"normalizer must be an object or null, got {spec!r}")
+    kind = spec.get("type")
+    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
+        return lambda text: unicodedata.normalize(kind, text)
+    if kind == "Lowercase":
+        return _lowercase
+    if kind == "Prepend":
+        prefix = _field(spec, "prepend", str, "normalizer Prepend")
+        return lambda text: prefix + text if text else text
+    if kind == "Replace":
+        pattern = _compiled_pattern(spec.get("pattern"), "normalizer Replace")
+        content = _field(spec, "content", str, "normalizer Replace")
+
+        def replace(text: str) -> str:
+            pieces, last = [], 0
+            for start, end in _matches(pattern, text, "normalizer Replace"):
+                pieces += [text[last:start], content]
+                last = end
+            return "".join(pieces) + text[last:]
+        return replace
+    if kind == "Sequence":
+        steps = [step for step in (_normalizer(s) for s in _field(spec, "normalizers", list, "normalizer Sequence"))
+                 if step is not None]
+        if not steps:
+            return None
+
+        def sequence(text: str) -> str:
+            for step in steps:
+                text = step(text)
+            return text
+        return sequence
+    raise TokenizerJsonError(f"normalizer {kind!r} is not supported (supported: NFC, NFD, NFKC, NFKD, Lowercase, "
+                             "Replace, Prepend, Sequence)")
+
+
+# ==== patterns =====================================================================================
+
+
+def _python_pattern(onig: str, component: str) -> str:
+    """An Oniguruma pattern (HF's regex engine) as `regex` reads it the same way, or an error."""
+    found = _ONIGURUMA_ONLY.search(onig)
+    if found:
+        raise TokenizerJsonError(f"{component}: {found.group()!r} in pattern {onig!r} is Oniguruma syntax "
+                                 "that bytebpe does not translate")
+    if re.search(r"\[[^\]]*&&", onig):
+        raise TokenizerJsonError(f"{component}: class intersection '&&' in pattern {onig!r} is not supported")
+    return _ONIG_INTERVAL_PLUS.sub(r"(?:\1\2)+", onig)
+
+
+def _compiled_pattern(pattern: Any, component: str) -> regex.Pattern[str]:
+    if not isinstance(pattern, dict) or len(pattern) != 1 or not isinstance(next(iter(pattern.values())), str):
+        raise TokenizerJsonError(f"{component}: pattern must be {{'String': ...}} or {{'Regex': ...}}, got {pattern!r}")
+    (kind, source), = pattern.items()
+    if kind == "String":
+        return regex.compile(regex.escape(source))
+    if kind != "Regex":
+        raise TokenizerJsonError(f"{component}: pattern kind {kind!r} is not String or Regex")
+    try:
+        return regex.compile(_python_pattern(source, component))
+    except regex.error as error:
+        raise TokenizerJsonError(f"{component}: pattern {source!r} does not compile: {error}") from None
+
+
+def _matches(pattern: regex.Pattern[str], text: str, component: str) -> list[tuple[int, int]]:
+    """The non-overlapping matches, leftmost first; an empty match is refused (Oniguruma's iterator and
+    `regex` step over empty matches differently)."""
+    spans = []
+    for match in pattern.finditer(text, concurrent=False):
+        start, end = match.span()
+        if start == end:
+            raise TokenizerJsonError(f"{component}: pattern {pattern.pattern!r} matched the empty string in "
+                                     f"{text[:40]!r}; patterns that can match nothing are not supported")
+        spans.append((start, end))
+    return spans
+
+
+def _split_by(spans: list[tuple[int, int]], text: str, behavior: str, invert: bool) -> Pieces:
+    """HF's NormalizedString::split (normalizer.rs) of `text` around `spans`, empty pieces dropped."""
+    events: list[tuple[int, int, bool]] = []    # (start, end, is a match), covering the text
+    last = 0
+    for start, end in spans:
+        if last != start:
+            events.append((last, start, invert))
+        events.append((start, end, not invert))
+        last = end
+    if last != len(text):
+        events.append((last, len(text), invert))
+    kept: list[list[int]] = []
+    if behavior == "Isolated":
+        kept = [[start, end] for start, end, _ in events]
+    elif behavior == "Removed":
+        kept = [[start, end] for start, end, is_match in events if not is_match]
+    elif behavior in ("Contiguous", "MergedWithPrevious"):
+        previous = False
+        for start, end, is_match in events:
+            joins = is_match == previous if behavior == "Contiguous" else is_match and not previous
+            if joins and kept:
+                kept[-1][1] = end
+            else:
+                kept.append([start, end])
+            previous = is_match
+    elif behavior == "MergedWithNext":
+        previous = False
+        for start, end, is_match in reversed(events):
+            if is_match and not previous and kept:
+                kept[-1][0] = start
+            else:
+                kept.append([start, end])
+            previous = is_match
+        kept.reverse()
+    else:
+        raise TokenizerJsonError(f"pre_tokenizer Split: behavior {behavior!r} is not supported")
+    return [text[start:end] for start, end in kept if end > start]
+
+
+# ==== pre-tokenizers ===============================================================================
+
+
+def _is_numeric(char: str) -> bool:
+    # Rust's char::is_numeric: general categories Nd, Nl and No.
+    return unicodedata.category(char) in ("Nd", "Nl", "No")
+
+
+def _digits(individual: bool) -> Step:
+    behavior = "Isolated" if individual else "Contiguous"
+
+    def split(text: str) -> Pieces:
+        # HF's split by a character predicate: each matching character is one match.
+        spans = [(i, i + 1) for i, char in enumerate(text) if _is_numeric(char)]
+        return _split_by(spans, text, behavior, False)
+    return split
+
+
+def _pattern_split(pattern: regex.Pattern[str], behavior: str, invert: bool, component: str) -> Step:
+    if behavior not in ("Isolated", "Removed", "Contiguous", "MergedWithPrevious", "MergedWithNext"):
+        raise TokenizerJsonError(f"{component}: behavior {behavior!r} is not supported")
+    if behavior == "Isolated" and pattern.groups == 0:
+        # The common case (every piece kept, matches and gaps alike) in one C call: `split` around the whole
+        # pattern as one group gives gaps and matches alternately. 3x faster than the general path on
+        # DeepSeek's three Splits.
+        around = regex.compile(f"({pattern.pattern})", pattern.flags)
+
+        def isolated(text: str) -> Pieces:
+            parts = around.split(text, concurrent=False)
+            if "" in parts[1::2]:
+                _matches(pattern, text, component)      # raises, naming the empty match
+            return [part for part in parts if part]
+        return isolated
+    return lambda text: _split_by(_matches(pattern, text, component), text, behavior, invert)
+
+
+def _pre_tokenizer_steps(spec: Any) -> list[tuple[Step, dict[str, Any]]]:
+    """The pre-tokenizer as a flat list of (step, its JSON); ByteLevel must be the last one."""
+    if not isinstance(spec, dict):
+        raise TokenizerJsonError(f"pre_tokenizer must be an object, got {spec!r}")
+    kind = spec.get("type")
+    if kind == "Sequence":
+        steps = []
+        for inner in _field(spec, "pretokenizers", list, "pre_tokenizer Sequence"):
+            steps += _pre_tokenizer_steps(inner)
+        return steps
+    if kind == "Split":
+        component = "pre_tokenizer Split"
+        pattern = _compiled_pattern(spec.get("pattern"), component)
+        behavior = _field(spec, "behavior", str, component)
+        return [(_pattern_split(pattern, behavior, _field(spec, "invert", bool, component, False), component), spec)]
+    if kind == "Digits":
+        return [(_digits(_field(spec, "individual_digits", bool, "pre_tokenizer Digits", False)), spec)]
+    if kind == "ByteLevel":
+        prefix = _field(spec, "add_prefix_space", bool, "pre_tokenizer ByteLevel", True)
+        use_regex = _field(spec, "use_regex", bool, "pre_tokenizer ByteLevel", True)
+        gpt2 = regex.compile(GPT2_BYTE_LEVEL_PATTERN)
+
+        def byte_level(text: str) -> Pieces:
+            if prefix and not text.startswith(" "):
+                text = " " + text
+            if not use_regex:
+                return [text]
+            return [match.group() for match in gpt2.finditer(text, concurrent=False)]
+        return [(byte_level, spec)]
+    raise TokenizerJsonError(f"pre_tokenizer {kind!r} is not supported (supported: ByteLevel, Split, Digits, "
+                             "Sequence)")
+
+
+class _PreTokenizer:
+    """The pre-tokenizer as the core takes it: a compiled `Scanner` when it is one known split, else a
+    callable text -> pieces. `prefix_space`: ByteLevel's prefix space, added per segment by the splitter
+    when the scanner runs (it would otherwise go on each split, which a scanner cannot see)."""
+
+    def __init__(self, spec: Any) -> None:
+        if spec is None:
+            raise TokenizerJsonError("pre_tokenizer null: without ByteLevel this is not a byte-level model")
+        steps = _pre_tokenizer_steps(spec)
+        last = steps[-1][1]
+        if last.get("type") != "ByteLevel" or any(s.get("type") == "ByteLevel" for _, s in steps[:-1]):
+            raise TokenizerJsonError("pre_tokenizer: ByteLevel must be the last step, once (it maps bytes to "
+                                     "characters; bytebpe supports byte-level BPE models only)")
+        self.prefix_space = False
+        self.pretokenize: Any = None
+        self.known_pattern = self._known_pattern(steps)
+        if self.known_pattern is not None:
+            self.pretokenize = _pretokenize.Scanner.for_pattern(self.known_pattern)
+            self.prefix_space = bool(last.get("add_prefix_space", True))
+        else:
+            functions = [step for step, _ in steps]
+
+            def pretokenize(text: str) -> Pieces:
+                pieces = [text] if text else []
+                for step in functions:
+                    pieces = [part for piece in pieces for part in step(piece) if part]
+                return pieces
+            self.pretokenize = pretokenize
+
+    @staticmethod
+    def _known_pattern(steps: list[tuple[Step, dict[str, Any]]]) -> str | None:
+        """The tiktoken pattern whose compiled scanner cuts the pieces these steps cut, if any."""
+        last = steps[-1][1]
+        if len(steps) == 1 and last.get("use_regex", True):
+            return patterns.R50K_PATTERN
+        if len(steps) != 2 or last.get("use_regex", True) or last.get("add_prefix_space", True):
+            return None
+        split = steps[0][1]
+        pattern = split.get("pattern")
+        if (split.get("type") != "Split" or split.get("behavior") != "Isolated" or split.get("invert", False)
+                or not isinstance(pattern, dict) or "Regex" not in pattern):
+            return None
+        return _KNOWN_PATTERNS.get(pattern["Regex"])
+
+
+# ==== added tokens =================================================================================
+
+
+class _AddedToken:
+    __slots__ = ("id", "content", "single_word", "lstrip", "rstrip", "normalized", "special", "pattern")
+
+    def __init__(self, spec: Any, index: int) -> None:
+        component = f"added_tokens[{index}]"
+        if not isinstance(spec, dict):
+            raise TokenizerJsonError(f"{component} must be an object, got {spec!r}")
+        self.id = spec.get("id")
+        self.content = _field(spec, "content", str, component)
+        self.single_word = _field(spec, "single_word", bool, component, False)
+        self.lstrip = _field(spec, "lstrip", bool, component, False)
+        self.rstrip = _field(spec, "rstrip", bool, component, False)
+        self.special = _field(spec, "special", bool, component, False)
+        self.normalized = _field(spec, "normalized", bool, component, not self.special)
+        self.pattern = self.content     # what is matched: the normalized content for a normalized token
+
+
+def _added_tokens(specs: Any, model: _Model, normalize: Callable[[str], str] | None) -> list[_AddedToken]:
+    """The added tokens with the ids HF gives them (AddedVocabulary::add_tokens): the id of the same string
+    in the vocabulary, else the next id from the vocabulary's size on, in file order. HF ignores the ids
+    written in the file (it warns when they differ); so does this."""
+    if not isinstance(specs, list):
+        raise TokenizerJsonError(f"added_tokens must be a list, got {specs!r}")
+    by_content: dict[str, _AddedToken] = {}
+    next_id = len(model.vocab)
+    for index, spec in enumerate(specs):
+        token = _AddedToken(spec, index)
+        if not token.content:
+            continue
+        if token.content in by_content:
+            token.id = by_content[token.content].id
+            token.special = token.special or by_content[token.content].special
+        elif token.content in model.vocab:
+            if token.id is not None and token.id != model.vocab[token.content]:
+                warnings.warn(f"added token {token.content!r} has id {token.id} in the file, but HF gives it "
+                              f"its vocabulary id {model.vocab[token.content]}", stacklevel=3)
+            token.id = model.vocab[token.content]
+        else:
+            if token.id is not None and token.id != next_id:
+                warnings.warn(f"added token {token.content!r} has id {token.id} in the file, but HF gives it "
+                              f"id {next_id}", stacklevel=3)
+            token.id = next_id
+            next_id += 1
+            if token.id in model.ids:
+                raise TokenizerJsonError(f"added token {token.content!r} gets id {token.id}, which the vocabulary "
+                                         "already gives to another string")
+        if token.normalized and normalize is not None:
+            token.pattern = normalize(token.content)
+        by_content[token.content] = token
+    return list(by_content.values())
+
+
+class _Splitter:
+    """HF's AddedVocabulary::extract_and_normalize as the core's `special_split`: ordinary text (normalized)
+    and the contents of the added tokens found, alternately. `skipped`: special tokens whose matches are
+    found but not split out (HF's encode_special_tokens)."""
+
+    def __init__(self, tokens: list[_AddedToken], skipped: frozenset[str], normalize: Callable[[str], str] | None,
+                 prefix_space: bool) -> None:
+        self.by_content = {token.content: token for token in tokens}
+        self.by_pattern = {token.pattern: token for token in tokens if token.normalized}
+        raw = frozenset(token.content for token in tokens if not token.normalized)
+        normalized = frozenset(token.pattern for token in tokens if token.normalized and token.pattern)
+        self.raw_search = _special_token_regex(raw).finditer if raw else None
+        self.normalized_search = _special_token_regex(normalized).finditer if normalized else None
+        self.skipped = skipped
+        self.normalize = normalize
+        self.prefix_space = prefix_space
+
+    def _find(self, sentence: str, search: Any, tokens: dict[str, _AddedToken]) -> list[tuple[str, _AddedToken | None]]:
+        if search is None or not sentence:
+            return [(sentence, None)]
+        splits: list[tuple[str, _AddedToken | None]] = []
+        offset = 0
+        for match in search(sentence):
+            start, stop = match.span()
+            token = tokens[match.group()]
+            if token.special and token.content in self.skipped:
+                continue
+            if token.single_word and not (
+                    (start == 0 or not _WORD_AT_END.search(sentence, 0, start))
+                    and (stop == len(sentence) or not _WORD_AT_START.match(sentence, stop))):
+                continue
+            if token.lstrip:
+                start = max(_SPACE_AT_END.search(sentence, 0, start).start(), offset)
+            if token.rstrip:
+                stop = _SPACE_AT_START.match(sentence, stop).end()
+            if offset < start:
+                splits.append((sentence[offset:start], None))
+            splits.append((sentence[start:stop], token))
+            offset = stop
+        if offset != len(sentence):
+            splits.append((sentence[offset:], None))
+        return splits
+
+    def __call__(self, text: str) -> list[str]:
+        out: list[str] = []     # ordinary, token, ordinary, token, ..., ordinary
+
+        def ordinary(part: str) -> None:
+            if self.prefix_space and part and not part.startswith(" "):
+                part = " " + part
+            if len(out) % 2:
+                out[-1] += part     # (never happens: segments alternate) kept for safety of the format
+            else:
+                out.append(part)
+
+        def token(content: str) -> None:
+            if len(out) % 2 == 0:
+                out.append("")
+            out.append(content)
+
+        for segment, found in self._find(text, self.raw_search, self.by_content):
+            if found is not None:
+                token(found.content)
+                continue
+            if not segment:
+                continue
+            if self.normalize is not None:
+                segment = self.normalize(segment)
+            for part, found in self._find(segment, self.normalized_search, self.by_pattern):
+                if found is not None:
+                    token(found.content)
+                elif part:
+                    ordinary(part)
+        if len(out) % 2 == 0:
+            out.append("")
+        return out
+
+
+# ==== the encoding =================================================================================
+
+
+def _byte_level_decode(token: str) -> bytes:
+    """HF's ByteLevel decoder on one token: its bytes when every character is a byte character, else its
+    UTF-8."""
+    char_byte = _CHAR_BYTE
+    if all(char in char_byte for char in token):
+        return bytes(char_byte[char] for char in token)
+    return token.encode("utf-8")
+
+
+_CHAR_BYTE = {char: byte for byte, char in enumerate(_byte_to_char())}
+
+
+class TokenizerJsonEncoding(Encoding):
+    """An `Encoding` read from an HF `tokenizer.json` (see `from_tokenizer_json`); pickles as its JSON."""
+
+    _json_text: str
+
+    @classmethod
+    def _from_json_text(cls, text: str, name: str) -> TokenizerJsonEncoding:
+        spec = _load_json(text)
+        decoder = spec.get("decoder")
+        if not isinstance(decoder, dict) or decoder.get("type") != "ByteLevel":
+            raise TokenizerJsonError(f"decoder {decoder!r} is not supported: only ByteLevel")
+        processor = spec.get("post_processor")
+        if processor is not None and (not isinstance(processor, dict) or processor.get("type") not in (
+                "ByteLevel", "TemplateProcessing", "RobertaProcessing", "BertProcessing", "Sequence")):
+            raise TokenizerJsonError(f"post_processor {processor!r} is not supported")
+        model = _Model(spec["model"])
+        normalize = _normalizer(spec.get("normalizer"))
+        pre_tokenizer = _PreTokenizer(spec.get("pre_tokenizer"))
+        tokens = _added_tokens(spec.get("added_tokens", []), model, normalize)
+
+        encoding = cls.__new__(cls)
+        # The base setup with no special tokens, then the added tokens put in place by hand: HF may give an
+        # added token the id of a vocabulary token (GPT-2's <|endoftext|>), which Encoding refuses. The
+        # pattern is only bookkeeping when the pre-tokenizer is a Python callable.
+        encoding._setup(name, pre_tokenizer.known_pattern or r"[\s\S]+", model.table, {}, "auto")
+        encoding._pretokenize = pre_tokenizer.pretokenize
+        encoding._json_text = text
+        # Token files record this to check a decode against (token_outputs.vocabulary_sha256): the whole
+        # file, since the merges, the pre-tokenizer and the added tokens decide the ids as much as the vocabulary.
+        encoding._vocabulary_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        specials = {token.content: token.id for token in tokens if token.special}
+        encoding._special_tokens = specials
+        encoding._special_token_values = frozenset(specials.values())
+        encoding._all_special = frozenset(specials)
+        decode_bytes = dict(model.decode_only)
+        for token in tokens:
+            # HF decodes an added token from its normalized form (AddedVocabulary::simple_id_to_token).
+            decode_bytes[token.id] = _byte_level_decode(token.pattern if token.normalized else token.content)
+        encoding._core = _core.CoreBPE(model.table, {token.content: token.id for token in tokens}, decode_bytes)
+        encoding.max_token_value = max([model.table.max_rank, *decode_bytes])
+        encoding._added_tokens = tokens
+        encoding._normalize = normalize
+        encoding._prefix_space = pre_tokenizer.prefix_space
+        encoding._splitters = {}
+        encoding._policies = {}
+        encoding._ordinary_split = encoding._splitter(frozenset())
+        return encoding
+
+    def _splitter(self, allowed: frozenset[str]) -> _Splitter:
+        splitter = self._splitters.get(allowed)
+        if splitter is None:
+            splitter = _Splitter(self._added_tokens, self._all_special - allowed, self._normalize, self._prefix_space)
+            self._splitters[allowed] = splitter
+        return splitter
+
+    def _special_policy(self, allowed_special: Any, disallowed_special: Any) -> tuple[Any, Any]:
+        # Remembered per policy: with 1,283 added tokens (DeepSeek) working it out again took longer than
+        # encoding a paragraph.
+        key = None
+        try:
+            key = (allowed_special if allowed_special == "all" else frozenset(allowed_special),
+                   disallowed_special if disallowed_special == "all" else frozenset(disallowed_special))
+            return self._policies[key]
+        except (TypeError, KeyError):
+            pass
+        search_disallowed, _split_allowed = super()._special_policy(allowed_special, disallowed_special)
+        allowed = frozenset(self._all_special if allowed_special == "all" else allowed_special) & self._all_special
+        policy = (search_disallowed, self._splitter(allowed))
+        if key is not None and len(self._policies) < 64:
+            self._policies[key] = policy
+        return policy
+
+    def _special_split(self, text: str, allowed_special: Any, disallowed_special: Any) -> Any:
+        search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
+        _check_disallowed(search_disallowed, text)
+        return special_split
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TokenizerJsonEncoding._from_json_text, (self._json_text, self.name))
+
+    def to_tokenizer_json(self, path: str | os.PathLike[str]) -> None:
+        """Write the `tokenizer.json` this encoding was read from."""
+        from .vocab_io import write_bytes_atomically
+
+        write_bytes_atomically(path, self._json_text.encode("utf-8"))
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        raise TypeError("an encoding read from a tokenizer.json saves as one: use to_tokenizer_json(path)")
+
+    def with_special_tokens(self, special_tokens: Any, *, name: str | None = None) -> Encoding:
+        raise TypeError("an encoding read from a tokenizer.json takes its special tokens from the file "
+                        "(its added_tokens)")
+
+    def with_pretokenizer(self, pretokenizer: Any) -> Encoding:
+        raise TypeError("an encoding read from a tokenizer.json runs the pre-tokenizer the file describes")
+
+    @property
+    def pretokenizer(self) -> Any:
+        """"compiled" when a compiled scanner cuts the pieces, "regex" when the file's pre-tokenizer runs
+        in Python over `regex`."""
+        return "compiled" if isinstance(self._pretokenize, _pretokenize.Scanner) else "regex"
+

@@ -1,0 +1,214 @@
+"""The pair-rank rule (HF `tokenizers`' BPE) in the compiled core equals `_reference.py` and HF itself.
+
+Random vocabularies are built as HF's trainer builds them (each merge joins two existing tokens), then made
+adversarial: ids shuffled (independent of merge ranks), merges listed in a shuffled order (a merge may come
+before the merges that make its parts), extra merges that make an existing token from another split, a pair
+listed twice, stray tokens no merge makes, and sometimes single bytes left out of the vocabulary (HF drops
+such a byte, and its neighbours become adjacent). Pieces longer than the flat-scan limit take the heap path.
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bytebpe import _core
+from bytebpe._reference import bpe_encode_piece, bpe_encode_piece_by_pair_rank
+from bytebpe.hf_json import _byte_to_char
+
+SCAN_LIMIT = 64  # _core.pyx's SCAN_MAX_BYTES: longer pieces (after dropping unknown bytes) use the heap
+
+BYTE_CHARS = _byte_to_char()
+
+
+def random_pair_vocab(seed: int, n_merges: int, alphabet: bytes, drop_bytes: bool = False
+                      ) -> tuple[dict[bytes, int], list[tuple[bytes, bytes]]]:
+    """(token bytes -> id, merges as byte pairs in rank order) with the adversarial twists above."""
+    rng = random.Random(seed)
+    tokens = [bytes([b]) for b in range(256)]
+    if drop_bytes:
+        missing = set(rng.sample(list(alphabet), k=max(1, len(alphabet) // 4)))
+        tokens = [t for t in tokens if t[0] not in missing]
+    reachable = [t for t in tokens if t[0] in alphabet]
+    known = set(tokens)
+    merges: list[tuple[bytes, bytes]] = []
+    for _ in range(n_merges):
+        if not reachable:
+            break
+        left, right = rng.choice(reachable), rng.choice(reachable)
+        merges.append((left, right))    # may repeat an existing pair or make an existing token another way
+        if left + right not in known:
+            known.add(left + right)
+            tokens.append(left + right)
+            reachable.append(left + right)
+    for _ in range(n_merges // 10):     # tokens no merge makes
+        stray = bytes(rng.choice(alphabet) for _ in range(rng.randint(2, 5)))
+        if stray not in known:
+            known.add(stray)
+            tokens.append(stray)
+    # Another split of an existing token, when both halves are tokens.
+    for token in rng.sample(tokens, k=min(len(tokens), n_merges // 5)):
+        for cut in range(1, len(token)):
+            if token[:cut] in known and token[cut:] in known:
+                merges.append((token[:cut], token[cut:]))
+                break
+    if seed % 3:
+        rng.shuffle(merges)
+    else:   # mostly in order, with some pairs swapped: HF's order with local inversions
+        for _ in range(len(merges) // 4):
+            i, j = rng.randrange(len(merges) or 1), rng.randrange(len(merges) or 1)
+            if merges:
+                merges[i], merges[j] = merges[j], merges[i]
+    ids = list(range(len(tokens) + rng.randint(0, 20)))
+    rng.shuffle(ids)
+    return dict(zip(tokens, ids)), merges
+
+
+def core_table(token_ids: dict[bytes, int], merges: list[tuple[bytes, bytes]], ignore_merges: bool
+               ) -> _core.MergeTable:
+    return _core.MergeTable.from_pair_merges(
+        token_ids, [(token_ids[a], token_ids[b]) for a, b in merges], ignore_merges)
+
+
+def hf_model(token_ids: dict[bytes, int], merges: list[tuple[bytes, bytes]], ignore_merges: bool):
+    from tokenizers.models import BPE
+
+    def text(token: bytes) -> str:
+        return "".join(BYTE_CHARS[b] for b in token)
+
+    return BPE({text(t): i for t, i in token_ids.items()}, [(text(a), text(b)) for a, b in merges],
+               ignore_merges=ignore_merges)
+
+
+def hf_ids(model, piece: bytes) -> list[int]:
+    return [token.id for token in model.tokenize("".join(BYTE_CHARS[b] for b in piece))]
+
+
+vocabularies = st.builds(
+    random_pair_vocab,
+    seed=st.integers(0, 2**32 - 1),
+    n_merges=st.integers(0, 300),
+    alphabet=st.sampled_from([b"ab", b"abc", b"abcde ", "é日😀a ".encode()]),
+    drop_bytes=st.booleans(),
+)
+
+
+def check_piece(vocab, ignore_merges: bool, data, min_size: int, max_size: int, with_hf: bool) -> None:
+    """Draw a piece over the merges' bytes; the core (and HF's model) must give the reference's ids."""
+    token_ids, merges = vocab
+    table = core_table(token_ids, merges, ignore_merges)
+    alphabet = sorted({b for pair in merges for part in pair for b in part} or {97})
+    piece = bytes(data.draw(st.lists(st.sampled_from(alphabet), min_size=min_size, max_size=max_size)))
+    expected = bpe_encode_piece_by_pair_rank(piece, token_ids, merges, ignore_merges=ignore_merges)
+    assert table.encode_single_piece(piece) == expected
+    if with_hf:
+        assert hf_ids(hf_model(token_ids, merges, ignore_merges), piece) == expected
+
+
+@settings(max_examples=250, deadline=None)
+@given(vocab=vocabularies, ignore_merges=st.booleans(), data=st.data())
+def test_core_equals_reference_and_hf(vocab, ignore_merges, data):
+    check_piece(vocab, ignore_merges, data, 1, 3 * SCAN_LIMIT, with_hf=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(vocab=vocabularies, ignore_merges=st.booleans(), data=st.data())
+def test_heap_path_equals_reference_on_long_pieces(vocab, ignore_merges, data):
+    check_piece(vocab, ignore_merges, data, SCAN_LIMIT + 1, 700, with_hf=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(vocab=vocabularies, ignore_merges=st.booleans())
+def test_every_token_encoded_whole_equals_reference(vocab, ignore_merges):
+    # A piece that is itself a token: found whole only when the rule (or ignore_merges) gives that token.
+    token_ids, merges = vocab
+    table = core_table(token_ids, merges, ignore_merges)
+    for token in token_ids:
+        expected = bpe_encode_piece_by_pair_rank(token, token_ids, merges, ignore_merges=ignore_merges)
+        assert table.encode_single_piece(token) == expected
+
+
+def issue_example() -> tuple[dict[bytes, int], list[tuple[bytes, bytes]]]:
+    token_ids = {bytes([b]): b for b in range(256)} | {b"bc": 256, b"ab": 257, b"abc": 258}
+    return token_ids, [(b"b", b"c"), (b"a", b"b"), (b"ab", b"c")]
+
+
+def test_issue_example_pair_rank_against_token_rank():
+    # merges (b, c) before (a, b), token "abc" made by (ab, c): HF gives [a, bc], tiktoken's rule [abc].
+    token_ids, merges = issue_example()
+    for piece in (b"abc", b"xabcx", b"abc" * 30):      # whole, inside a piece, on the heap path
+        ids = core_table(token_ids, merges, False).encode_single_piece(piece)
+        assert ids == bpe_encode_piece_by_pair_rank(piece, token_ids, merges) == hf_ids(
+            hf_model(token_ids, merges, False), piece)
+    assert core_table(token_ids, merges, False).encode_single_piece(b"abc") == [ord("a"), 256]
+    assert _core.MergeTable(token_ids).encode_single_piece(b"abc") == [258] == bpe_encode_piece(b"abc", token_ids)
+    # ignore_merges: a piece that is a token is that token; inside a longer piece the merges still rule.
+    assert core_table(token_ids, merges, True).encode_single_piece(b"abc") == [258]
+    assert core_table(token_ids, merges, True).encode_single_piece(b"abcx") == [ord("a"), 256, ord("x")]
+
+
+def test_ties_merge_the_leftmost_pair_first():
+    token_ids = {bytes([b]): b for b in range(256)} | {b"aa": 300, b"aaa": 256}
+    merges = [(b"a", b"a"), (b"aa", b"a")]
+    for length in (4, 5, SCAN_LIMIT + 3, 1001):
+        piece = b"a" * length
+        assert core_table(token_ids, merges, False).encode_single_piece(piece) == \
+            bpe_encode_piece_by_pair_rank(piece, token_ids, merges)
+    assert core_table(token_ids, merges, False).encode_single_piece(b"aaaa") == [300, 300]
+
+
+def test_a_byte_without_a_token_is_dropped_and_its_neighbours_merge():
+    token_ids = {b"a": 0, b"c": 1, b"ac": 2}
+    table = core_table(token_ids, [(b"a", b"c")], False)
+    assert table.encode_single_piece(b"abc") == [2] == hf_ids(hf_model(token_ids, [(b"a", b"c")], False), b"abc")
+    assert table.encode_single_piece(b"b") == []
+    assert table.encode_single_piece(b"b" * 100 + b"ac") == [2]
+
+
+def test_a_pair_listed_twice_keeps_its_last_rank():
+    token_ids = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"bc": 257}
+    merges = [(b"a", b"b"), (b"b", b"c"), (b"a", b"b")]
+    table = core_table(token_ids, merges, False)
+    assert table.pair_merge(97, 98) == (2, 256)
+    assert table.encode_single_piece(b"abc") == [97, 257] == bpe_encode_piece_by_pair_rank(b"abc", token_ids, merges)
+    assert hf_ids(hf_model(token_ids, merges, False), b"abc") == [97, 257]
+
+
+@pytest.mark.parametrize("merges, message", [
+    ([(97, 98)], "makes b'ab', which is not a token"),
+    ([(97, 5000)], "names id 5000, which is not a token"),
+    ([(97,)], "must be a (left id, right id) pair"),
+    ([(-1, 97)], "names id -1"),
+])
+def test_bad_merges_are_refused(merges, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        _core.MergeTable.from_pair_merges({bytes([b]): b for b in range(256)}, merges)
+
+
+def test_token_rank_tables_are_unchanged():
+    table = _core.MergeTable({bytes([b]): b for b in range(256)})
+    assert not table.by_pair_rank and table.pair_merge(97, 98) is None
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("ab c'\n1é日😀")), max_size=200), seed=st.integers(0, 2**32 - 1),
+       ignore_merges=st.booleans())
+def test_whole_pipeline_equals_regex_split_then_reference(text, seed, ignore_merges):
+    # Through Encoding: the compiled scanner's fused loop (whole-piece lookups, merge cache, piece cache)
+    # and the regex engine's path.
+    import regex
+
+    from bytebpe import Encoding
+    from bytebpe.patterns import CL100K_PATTERN
+
+    token_ids, merges = random_pair_vocab(seed, 300, "ab c'\n1é日😀".encode())
+    table = core_table(token_ids, merges, ignore_merges)
+    text = f"{text}\n{text}"     # every piece twice: the second time it may come from the merge cache
+    expected = [i for piece in regex.findall(CL100K_PATTERN, text) for i in bpe_encode_piece_by_pair_rank(
+        piece.encode(), token_ids, merges, ignore_merges=ignore_merges)]
+    for pretokenizer in ("compiled", "regex"):
+        enc = Encoding._from_table("pairs", pat_str=CL100K_PATTERN, table=table, special_tokens={},
+                                   pretokenizer=pretokenizer)
+        assert enc.encode_ordinary(text) == expected
