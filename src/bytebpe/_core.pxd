@@ -78,6 +78,7 @@ cdef class MergeTable:
     # unless `whole_pieces` (HF's ignore_merges): a piece found there is one id, as under either rule.
     cdef vector[PairMerge] pair_merges
     cdef int pair_shift                 # slot = (pair * golden ratio) >> pair_shift
+    cdef vector[PairMerge] byte_pair_merges   # (b0 << 8 | b1) -> the merge of those two bytes' tokens
     cdef readonly bint by_pair_rank
     cdef readonly bint whole_pieces
     cdef readonly Py_ssize_t n_merges
@@ -102,8 +103,11 @@ cdef class MergeTable:
     # HF's rule on one piece: byte tokens merged by the lowest pair rank (bytes without a token dropped).
     cdef int _merge_by_pair_rank(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef const PairMerge* _find_merge(self, Rank left, Rank right) noexcept nogil
-    cdef int _pair_merge_scan(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out) except -1 nogil
-    cdef int _pair_merge_heap(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out) except -1 nogil
+    cdef const PairMerge* _first_merge(self, const Rank* ids, const uint8_t* data, Py_ssize_t k) noexcept nogil
+    cdef int _pair_merge_scan(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out,
+                              const uint8_t* data) except -1 nogil
+    cdef int _pair_merge_heap(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out,
+                              const uint8_t* data) except -1 nogil
     cdef int _keep_whole_tokens_of_rule(self) except -1
     cdef int _merge_run(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef Rank _run_rank(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t size) noexcept nogil

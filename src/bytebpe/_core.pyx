@@ -932,6 +932,16 @@ cdef class MergeTable:
             while table.pair_merges[slot].pair != NO_PAIR and table.pair_merges[slot].pair != key:
                 slot = (slot + 1) & mask
             table.pair_merges[slot] = PairMerge(key, <Rank>i, result)   # a repeated pair: the last rank wins
+        # The first lookups of every piece, as one array read (as pair_of_bytes_rank is for tiktoken's rule).
+        table.byte_pair_merges.assign(65536, PairMerge(NO_PAIR, 0, 0))
+        cdef const PairMerge* merge
+        cdef int b0, b1
+        for b0 in range(256):
+            for b1 in range(256):
+                if table.byte_rank[b0] != NO_RANK and table.byte_rank[b1] != NO_RANK:
+                    merge = table._find_merge(table.byte_rank[b0], table.byte_rank[b1])
+                    if merge != NULL:
+                        table.byte_pair_merges[b0 << 8 | b1] = merge[0]
         table.n_merges = len(checked)
         table.by_pair_rank = True
         table.whole_pieces = ignore_merges
@@ -1004,7 +1014,7 @@ cdef class MergeTable:
                 if token != NO_RANK:
                     small[m] = token
                     m += 1
-            return self._pair_merge_scan(small, m, out)
+            return self._pair_merge_scan(small, m, out, data if m == n else NULL)
         if n >= NO_PART:
             with gil:
                 raise ValueError(f"cannot encode a single pre-token of {n} bytes (the limit is 4 GiB - 1)")
@@ -1014,10 +1024,20 @@ cdef class MergeTable:
             if token != NO_RANK:
                 ids.push_back(token)
         if ids.size() <= SCAN_MAX_BYTES:
-            return self._pair_merge_scan(ids.data(), ids.size(), out)
-        return self._pair_merge_heap(ids.data(), ids.size(), out)
+            return self._pair_merge_scan(ids.data(), ids.size(), out, NULL)
+        return self._pair_merge_heap(ids.data(), ids.size(), out, data if <Py_ssize_t>ids.size() == n else NULL)
 
-    cdef int _pair_merge_scan(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out) except -1 nogil:
+    cdef inline const PairMerge* _first_merge(self, const Rank* ids, const uint8_t* data, Py_ssize_t k) noexcept nogil:
+        """The merge of parts k and k + 1 before any merging: read from the dense table of byte pairs when the
+        parts are the piece's bytes (`data` not NULL), else looked up."""
+        cdef const PairMerge* merge
+        if data != NULL:
+            merge = self.byte_pair_merges.data() + (data[k] << 8 | data[k + 1])
+            return merge if merge.pair != NO_PAIR else NULL
+        return self._find_merge(ids[k], ids[k + 1])
+
+    cdef int _pair_merge_scan(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out,
+                              const uint8_t* data) except -1 nogil:
         # _merge_by_scan's loop over parts numbered 0..m-1: key[p] = (merge rank of part p with its successor)
         # << 6 | p, and result[p] the token that pair makes.
         cdef uint64_t key[SCAN_MAX_BYTES]
@@ -1035,7 +1055,7 @@ cdef class MergeTable:
             next_part[k] = <uint8_t>(k + 1)
             prev_part[k] = <uint8_t>(k - 1)
             part[k] = ids[k]
-            merge = self._find_merge(ids[k], ids[k + 1]) if k + 1 < m else NULL
+            merge = self._first_merge(ids, data, k) if k + 1 < m else NULL
             key[k] = (<uint64_t>(merge.merge_rank if merge != NULL else NO_RANK) << 6) | <uint64_t>k
             result[k] = merge.result if merge != NULL else NO_RANK
         for k in range(m, padded):
@@ -1067,7 +1087,8 @@ cdef class MergeTable:
             p = next_part[p]
         return 0
 
-    cdef int _pair_merge_heap(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out) except -1 nogil:
+    cdef int _pair_merge_heap(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out,
+                              const uint8_t* data) except -1 nogil:
         # _merge_by_heap's loop over parts numbered 0..m-1: the heap holds ~(merge rank << 32 | p); an entry
         # is stale when pair_rank[p] no longer equals its rank (one rank names one pair, and a pair that
         # merged cannot come back at the same p: its left part has grown).
@@ -1089,7 +1110,7 @@ cdef class MergeTable:
         for p in range(m):
             next_part[p] = <uint32_t>(p + 1)
             prev_part[p] = p - 1
-            merge = self._find_merge(ids[p], ids[p + 1]) if p + 1 < m else NULL
+            merge = self._first_merge(ids, data, p) if p + 1 < m else NULL
             pair_rank[p] = merge.merge_rank if merge != NULL else NO_RANK
             result[p] = merge.result if merge != NULL else NO_RANK
             if merge != NULL:
