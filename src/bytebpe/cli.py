@@ -52,7 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if given:
             parser.error(f"train: --{given[0].replace('_', '-')} is about reading INPUT files, and --from-counts "
                          f"reads none")
-    if args.command == "verify" and not args.encoding:
+    if args.command == "verify" and args.against == "tiktoken" and args.tokenizer:
+        parser.error("verify: --against tiktoken compares named encodings (--encoding NAME); a tokenizer file is "
+                     "compared against HF tokenizers (--against tokenizers)")
+    if args.command == "verify" and not args.encoding and not args.tokenizer:
         args.encoding = ["cl100k_base"]
     try:
         with signals_raise():
@@ -268,22 +271,40 @@ def _download(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from . import compare
 
-    compare.import_tiktoken()       # its absence is reported before any work
+    targets = _verify_targets(args)     # the references' absence is reported before any work
     files = _input_files(args, args.inputs)
     workers = args.workers or batching.pool_size()
     failed = False
-    for name in args.encoding:
-        enc = registry.get_encoding(name)
-        reference = compare.tiktoken_reference(name)
+    for name, enc, reference, reference_name in targets:
         result = compare.verify_files(files, enc, reference, workers=workers, field=args.field, lines=args.lines,
-                                      skip_bad=args.skip_bad, errors=args.errors)
+                                      skip_bad=args.skip_bad, errors=args.errors, reference_name=reference_name)
         if result.mismatch is not None:
             print(f"{name}: {result.mismatch.describe()}")
             failed = True
         else:
-            print(f"{name}: {result.documents:,} documents, {result.tokens:,} tokens: identical to tiktoken"
+            print(f"{name}: {result.documents:,} documents, {result.tokens:,} tokens: identical to {reference_name}"
                   + (f" ({result.skipped:,} bad documents skipped)" if result.skipped else ""))
     return EXIT_FAILED if failed else 0
+
+
+def _verify_targets(args: argparse.Namespace) -> list[tuple[str, Encoding, object, str]]:
+    """(name, encoding, reference, reference's name) for each --encoding, then each --tokenizer. The reference
+    is --against's; by default tiktoken for a named encoding, HF tokenizers for a tokenizer file (reading a
+    tokenizer.json itself; a bytebpe file, or a named encoding with --against tokenizers, exported as one)."""
+    from . import compare
+
+    targets: list[tuple[str, Encoding, object, str]] = []
+    for name in args.encoding or []:
+        enc = registry.get_encoding(name)
+        if (args.against or "tiktoken") == "tiktoken":
+            targets.append((name, enc, compare.tiktoken_reference(name), "tiktoken"))
+        else:
+            targets.append((name, enc, compare.tokenizers_reference(enc), "HF tokenizers"))
+    for path in args.tokenizer or []:
+        enc = _encoding_of(argparse.Namespace(tokenizer=path, encoding=None))
+        hf_file = path if _is_hf_tokenizer_json(Path(path)) else None
+        targets.append((path, enc, compare.tokenizers_reference(enc, hf_file), "HF tokenizers"))
+    return targets
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -624,11 +645,19 @@ def _parser() -> argparse.ArgumentParser:
     download.add_argument("--quiet", "-q", action="store_true")
     download.set_defaults(run=_download)
 
-    verify = commands.add_parser("verify", help="check bytebpe's ids equal tiktoken's on your files")
+    verify = commands.add_parser(
+        "verify", help="check bytebpe's ids equal tiktoken's (or HF tokenizers') on your files; exit 1 at the "
+                       "first difference, naming the document and token position")
     _input_arguments(verify)
-    verify.add_argument("--against", choices=["tiktoken"], default="tiktoken")
+    verify.add_argument("--against", choices=["tiktoken", "tokenizers"], default=None,
+                        help="the reference: tiktoken (default for --encoding) or HF tokenizers (default for "
+                             "--tokenizer; with --encoding it reads the encoding exported as a tokenizer.json); "
+                             "each needs its package installed")
     verify.add_argument("--encoding", action="append", default=None,
-                        help="encoding name; repeat for several (default: cl100k_base)")
+                        help="encoding name; repeat for several (default: cl100k_base, unless --tokenizer)")
+    verify.add_argument("--tokenizer", action="append", default=None, metavar="FILE",
+                        help="a Hugging Face tokenizer.json (HF reads the same file) or a file from `bytebpe "
+                             "train`; repeat for several")
     _workers_argument(verify)
     verify.set_defaults(run=_verify)
 
