@@ -222,8 +222,9 @@ def _train(args: argparse.Namespace) -> int:
     enc = train_from_counts(counts, args.vocab_size, special_tokens=special_tokens,
                             min_frequency=args.min_frequency, max_token_length=args.max_token_length, name=args.name,
                             progress=not args.quiet)
-    _write_atomically(output, enc.save)
-    _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids from {source}; wrote {output}", args)
+    _write_atomically(output, enc.to_tokenizer_json if _names_hf_tokenizer_json(output) else enc.save)
+    _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids from {source}; wrote {output}"
+         + (" (a Hugging Face tokenizer.json)" if _names_hf_tokenizer_json(output) else ""), args)
     _warn([line for line in (note, tally.describe()) if line])
     return 0
 
@@ -396,6 +397,13 @@ def _encoding_of(args: argparse.Namespace) -> Encoding:
             raise CommandError("this build of bytebpe cannot load tokenizer files (no bytebpe.load)")
         return bytebpe.load(args.tokenizer)
     return registry.get_encoding(args.encoding)
+
+
+def _names_hf_tokenizer_json(output: Path) -> bool:
+    """Whether `train` writes `output` as a Hugging Face tokenizer.json: its name ends in "tokenizer.json"
+    (tokenizer.json, mine.tokenizer.json). Any other name, other .json ones included, gets bytebpe's own file,
+    as before HF export existed."""
+    return output.name.lower().endswith("tokenizer.json")
 
 
 def _is_hf_tokenizer_json(path: Path) -> bool:
@@ -617,7 +625,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="train from files of `bytebpe count-pieces` (added up; they must share a pattern) "
                             "instead of INPUTs")
     train.add_argument("--vocab-size", type=_positive_int, required=True)
-    train.add_argument("--output", "-o", required=True, metavar="FILE", help="the tokenizer file to write")
+    train.add_argument("--output", "-o", required=True, metavar="FILE",
+                       help="the tokenizer file to write: a name ending in tokenizer.json (mine.tokenizer.json) "
+                            "writes a Hugging Face tokenizer.json that HF tokenizers and transformers load with "
+                            "the same ids; any other name, bytebpe's own file (bytebpe.load)")
     _pattern_arguments(train, " (with --from-counts: the counts' own; if given, it must be that one)")
     train.add_argument("--special", action="append", metavar="TOKEN[=ID]", help="a special token (repeat)")
     train.add_argument("--min-frequency", type=_positive_int, default=1)
