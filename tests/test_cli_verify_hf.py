@@ -101,3 +101,53 @@ def test_against_tiktoken_with_a_tokenizer_file_is_a_usage_error(gpt2_json, smal
     result = run("verify", str(small_jsonl), "--tokenizer", str(gpt2_json), "--against", "tiktoken")
     assert result.returncode == 2
     assert "--against tiktoken compares named encodings" in result.stderr.decode()
+
+
+# ==== --add-special-tokens ==========================================================================
+
+
+@pytest.fixture(scope="module")
+def gpt2_bos_json(data_dir, tmp_path_factory):
+    """GPT-2's file with a template putting <|endoftext|> before and after each document."""
+    from tokenizers import processors
+
+    tok = gpt2_tokenizer(data_dir)
+    tok.post_processor = processors.TemplateProcessing(single="<|endoftext|> $A <|endoftext|>",
+                                                       special_tokens=[("<|endoftext|>", 50256)])
+    path = tmp_path_factory.mktemp("verify") / "gpt2-bos.tokenizer.json"
+    path.write_text(tok.to_str(), encoding="utf-8")
+    return path
+
+
+def test_encode_with_add_special_tokens_wraps_every_document_as_hf(gpt2_bos_json, small_jsonl, tmp_path):  # noqa: F811
+    import numpy as np
+
+    assert cli.main(["encode", str(small_jsonl), "--tokenizer", str(gpt2_bos_json), "--add-special-tokens",
+                     "-o", str(tmp_path / "o"), "-q"]) == 0
+    ids, offsets = np.load(tmp_path / "o.tokens.npy"), np.load(tmp_path / "o.offsets.npy")
+    tok = tokenizers.Tokenizer.from_file(str(gpt2_bos_json))
+    tok.encode_special_tokens = True    # a dataset's special-token text is ordinary text
+    texts = texts_of(small_jsonl)
+    assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(texts))] == [
+        e.ids for e in tok.encode_batch(texts, add_special_tokens=True)]
+    assert ids[0] == ids[offsets[1] - 1] == 50256
+
+
+def test_verify_with_add_special_tokens(gpt2_bos_json, small_jsonl, monkeypatch, capsys):  # noqa: F811
+    assert cli.main(["verify", str(small_jsonl), "--tokenizer", str(gpt2_bos_json), "--add-special-tokens"]) == 0
+    assert "40 documents" in capsys.readouterr().out
+    # HF's side without the post-processor: every document differs at token 0 (the BOS)
+    class WithoutPostProcessor(compare.TokenizersReference):
+        def __init__(self, tokenizer, add_special_tokens=False):
+            super().__init__(tokenizer, add_special_tokens=False)
+
+    monkeypatch.setattr(compare, "TokenizersReference", WithoutPostProcessor)
+    assert cli.main(["verify", str(small_jsonl), "--tokenizer", str(gpt2_bos_json), "--add-special-tokens"]) == 1
+    assert f"MISMATCH in {small_jsonl}:1 at token 0" in capsys.readouterr().out
+
+
+def test_add_special_tokens_needs_an_hf_tokenizer(small_jsonl, tmp_path, capsys):  # noqa: F811
+    assert cli.main(["encode", str(small_jsonl), "--encoding", "gpt2", "--add-special-tokens", "-o",
+                     str(tmp_path / "o")]) == 1
+    assert "--add-special-tokens applies a Hugging Face tokenizer.json's post_processor" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

@@ -296,13 +296,15 @@ def _verify_targets(args: argparse.Namespace) -> list[tuple[str, Encoding, objec
 
     targets: list[tuple[str, Encoding, object, str]] = []
     for name in args.encoding or []:
-        enc = registry.get_encoding(name)
+        enc = _encoding_of(argparse.Namespace(tokenizer=None, encoding=name,
+                                              add_special_tokens=args.add_special_tokens))
         if (args.against or "tiktoken") == "tiktoken":
             targets.append((name, enc, compare.tiktoken_reference(name), "tiktoken"))
         else:
             targets.append((name, enc, compare.tokenizers_reference(enc), "HF tokenizers"))
     for path in args.tokenizer or []:
-        enc = _encoding_of(argparse.Namespace(tokenizer=path, encoding=None))
+        enc = _encoding_of(argparse.Namespace(tokenizer=path, encoding=None,
+                                              add_special_tokens=args.add_special_tokens))
         hf_file = path if _is_hf_tokenizer_json(Path(path)) else None
         targets.append((path, enc, compare.tokenizers_reference(enc, hf_file), "HF tokenizers"))
     return targets
@@ -390,13 +392,27 @@ def _encoding_of(args: argparse.Namespace) -> Encoding:
             from .hf_import import TokenizerJsonError, from_tokenizer_json
 
             try:
-                return from_tokenizer_json(args.tokenizer)
+                return from_tokenizer_json(args.tokenizer,
+                                           add_special_tokens=getattr(args, "add_special_tokens", False))
             except TokenizerJsonError as error:
                 raise CommandError(f"{args.tokenizer}: {error}") from None
+        if getattr(args, "add_special_tokens", False):
+            raise CommandError(f"--add-special-tokens applies a Hugging Face tokenizer.json's post_processor, and "
+                               f"{args.tokenizer} is not one")
         if not hasattr(bytebpe, "load"):
             raise CommandError("this build of bytebpe cannot load tokenizer files (no bytebpe.load)")
         return bytebpe.load(args.tokenizer)
+    if getattr(args, "add_special_tokens", False):
+        raise CommandError("--add-special-tokens applies a Hugging Face tokenizer.json's post_processor: give "
+                           "--tokenizer FILE")
     return registry.get_encoding(args.encoding)
+
+
+def _add_special_tokens_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--add-special-tokens", action="store_true",
+                        help="with a Hugging Face --tokenizer: put the ids of its post_processor (a BOS such as "
+                             "Llama 3's <|begin_of_text|>, RoBERTa's <s> ... </s>) around every document, as HF "
+                             "does with add_special_tokens=True")
 
 
 def _names_hf_tokenizer_json(output: Path) -> bool:
@@ -572,6 +588,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="writes PREFIX.tokens.npy (or PREFIX.bin), PREFIX.offsets.npy and PREFIX.meta.json; "
                              "a trailing .tokens.npy/.npy (or .bin with --format bin) is dropped from PREFIX")
     encode.add_argument("--eot", action="store_true", help="end every document with the end-of-text id")
+    _add_special_tokens_argument(encode)
     encode.add_argument("--format", choices=["npy", "bin"], default="npy",
                         help="npy (default) or bin: nanoGPT-style raw PREFIX.bin")
     encode.add_argument("--val-fraction", type=float, default=None, metavar="F",
@@ -669,6 +686,7 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--tokenizer", action="append", default=None, metavar="FILE",
                         help="a Hugging Face tokenizer.json (HF reads the same file) or a file from `bytebpe "
                              "train`; repeat for several")
+    _add_special_tokens_argument(verify)
     _workers_argument(verify)
     verify.set_defaults(run=_verify)
 
