@@ -80,7 +80,8 @@ def llama3_style(corpus_dir: Path) -> Tokenizer:
     bos = tok.token_to_id("<|begin_of_text|>")
     tok.post_processor = processors.Sequence([
         processors.ByteLevel(trim_offsets=False),
-        processors.TemplateProcessing(single="<|begin_of_text|> $A", pair="<|begin_of_text|> $A <|begin_of_text|>:1 $B:1",
+        processors.TemplateProcessing(single="<|begin_of_text|> $A",
+                                      pair="<|begin_of_text|> $A <|begin_of_text|>:1 $B:1",
                                       special_tokens=[("<|begin_of_text|>", bos)])])
     return tok
 
@@ -185,7 +186,8 @@ def test_deepseek_with_a_bos_eos_template(deepseek_json, corpus_dir):
     spec = json.loads(deepseek_json)
     bos, eos = "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"
     ids = {t["content"]: t["id"] for t in spec["added_tokens"]}
-    template = processors.TemplateProcessing(single=f"{bos} $A {eos}", special_tokens=[(bos, ids[bos]), (eos, ids[eos])])
+    template = processors.TemplateProcessing(single=f"{bos} $A {eos}",
+                                             special_tokens=[(bos, ids[bos]), (eos, ids[eos])])
     spec["post_processor"] = {"type": "Sequence", "processors": [spec["post_processor"],
                                                                    json.loads(template.__getstate__())]}
     text = json.dumps(spec, ensure_ascii=False)
@@ -226,7 +228,8 @@ S = {"SpecialToken": {"id": "<s>", "type_id": 0}}
 
 
 @pytest.mark.parametrize("post_processor, message", [
-    (_template([S, {"Sequence": {"id": "B", "type_id": 0}}]), "TemplateProcessing: the single template names sequence 'B'"),
+    (_template([S, {"Sequence": {"id": "B", "type_id": 0}}]),
+     "TemplateProcessing: the single template names sequence 'B'"),
     (_template([S, A, A]), r"\$A exactly once \(it holds it 2 times\)"),
     (_template([S]), r"\$A exactly once \(it holds it 0 times\)"),
     (_template([S, A], {}), "TemplateProcessing: special token '<s>' of the template has no ids"),

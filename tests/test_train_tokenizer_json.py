@@ -71,4 +71,5 @@ def test_python_train_then_to_tokenizer_json(tmp_path, corpus_dir):
     enc = bytebpe.train(texts, 800, pattern="cl100k_base", special_tokens=["<|endoftext|>", "<|pad|>"])
     path = tmp_path / "trained.tokenizer.json"
     enc.to_tokenizer_json(path)
-    check_same_ids(enc, path, texts[:500] + (corpus_dir / "code.txt").read_text(encoding="utf-8")[:20_000].split("\n\n"))
+    code = (corpus_dir / "code.txt").read_text(encoding="utf-8")[:20_000]
+    check_same_ids(enc, path, texts[:500] + code.split("\n\n"))

@@ -487,7 +487,7 @@ def _template_ids(spec: dict[str, Any]) -> tuple[list[int], list[int]]:
 
 
 def _post_part(token_id: int) -> str:
-    """The splitter's part for a post-processor id: a name no text produces (the core looks parts up by name)."""
+    """The splitter's part for a post-processor id (the core looks token parts up by name)."""
     return f"\0post_processor {token_id}"
 
 
@@ -509,8 +509,8 @@ def _post_processor_ids(spec: Any) -> tuple[list[int], list[int]]:
         if len(adding) > 1:
             # HF hands the next processor the pieces of the previous template as separate sequences: RoBERTa
             # after a template wraps each piece in <s> </s>. No real file does this; refuse rather than guess.
-            raise TokenizerJsonError("post_processor Sequence: more than one processor that adds ids "
-                                     f"({', '.join(str(inner.get('type') if isinstance(inner, dict) else inner) for inner in adding)}) "
+            kinds = ", ".join(str(inner.get("type") if isinstance(inner, dict) else inner) for inner in adding)
+            raise TokenizerJsonError(f"post_processor Sequence: more than one processor that adds ids ({kinds}) "
                                      "is not supported")
         return _post_processor_ids(adding[0]) if adding else ([], [])
     raise TokenizerJsonError(f"post_processor {kind!r} is not supported with add_special_tokens=True (supported: "
@@ -578,7 +578,7 @@ class _Splitter:
     found but not split out (HF's encode_special_tokens)."""
 
     def __init__(self, tokens: list[_AddedToken], skipped: frozenset[str], normalize: Callable[[str], str] | None,
-                 prefix_space: bool, around: tuple[list[str], list[str]] = ([], [])) -> None:
+                 prefix_space: bool, around: tuple[list[str], list[str]]) -> None:
         self.by_content = {token.content: token for token in tokens}
         self.by_pattern = {token.pattern: token for token in tokens if token.normalized}
         raw = frozenset(token.content for token in tokens if not token.normalized)
@@ -723,8 +723,9 @@ class TokenizerJsonEncoding(Encoding):
             # HF decodes an added token from its normalized form (AddedVocabulary::simple_id_to_token).
             decode_bytes[token.id] = _byte_level_decode(token.pattern if token.normalized else token.content)
         core_parts = {token.content: token.id for token in tokens}
-        # The post-processor's ids reach the core as parts of the splitter's output, under names no text can
-        # produce (a NUL and the id); after the real contents, so that those name their ids for decoding.
+        # The post-processor's ids reach the core as parts of the splitter's output, under names that no added
+        # token has (checked: the splitter returns only added tokens' contents from text); after the real
+        # contents, so that those name their ids for decoding.
         post_parts = {_post_part(token_id): token_id for token_id in before + after}
         if post_parts.keys() & core_parts.keys():
             raise TokenizerJsonError("added_tokens: a token's content is bytebpe's private name of a "
