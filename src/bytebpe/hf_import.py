@@ -594,6 +594,24 @@ class _Splitter:
         self.before = [part for key in before for part in ("", key)]
         self.after = [part for key in after for part in (key, "")]
 
+    def simplest(self) -> Any:
+        """What the core can take instead of this splitter for the same parts: None when it never splits
+        (no added token can be split out, nothing normalized, prepended or put around), the `re` split that
+        named encodings use when it splits at plain raw tokens only, else itself. A Python call that
+        builds its parts per document cost 1.2 us (GPT-2's file, a 50-character document: 1.66 us against
+        0.42 us for the named encoding's encode_ordinary), a quarter of encoding a paragraph."""
+        if self.before or self.after or self.normalize is not None or self.prefix_space:
+            return self
+        tokens = list(self.by_content.values())
+        active = [token for token in tokens if not (token.special and token.content in self.skipped)]
+        if not active:
+            return None
+        plain = all(not (token.normalized or token.single_word or token.lstrip or token.rstrip) and token.content
+                    for token in tokens)
+        if plain and len(active) == len(tokens):
+            return _special_token_regex(frozenset(token.content for token in tokens)).split
+        return self
+
     def _find(self, sentence: str, search: Any, tokens: dict[str, _AddedToken]) -> list[tuple[str, _AddedToken | None]]:
         if search is None or not sentence:
             return [(sentence, None)]
@@ -743,13 +761,15 @@ class TokenizerJsonEncoding(Encoding):
         encoding._ordinary_split = encoding._splitter(frozenset())
         return encoding
 
-    def _splitter(self, allowed: frozenset[str]) -> _Splitter:
-        splitter = self._splitters.get(allowed)
-        if splitter is None:
+    def _splitter(self, allowed: frozenset[str]) -> Any:
+        """The core's `special_split` with the special tokens `allowed` split out (None: no split)."""
+        try:
+            return self._splitters[allowed]
+        except KeyError:
             splitter = _Splitter(self._added_tokens, self._all_special - allowed, self._normalize, self._prefix_space,
-                                 self._around)
+                                 self._around).simplest()
             self._splitters[allowed] = splitter
-        return splitter
+            return splitter
 
     def _special_policy(self, allowed_special: Any, disallowed_special: Any) -> tuple[Any, Any]:
         # Remembered per policy: with 1,283 added tokens (DeepSeek) working it out again took longer than
