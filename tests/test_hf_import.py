@@ -146,6 +146,19 @@ def test_deepseek_on_generated_text(deepseek, deepseek_added, data):
 
 
 @pytest.mark.parametrize("which", ["gpt2", "deepseek"])
+def test_encode_single_token_finds_every_token_as_hf_token_to_id_does(which, request):
+    # Added tokens included, special or not (DeepSeek has 53 non-special ones, such as <｜begin▁of▁file｜>):
+    # by their text as HF's token_to_id takes it, and every id by the bytes it decodes to.
+    enc, tok = request.getfixturevalue(which)
+    for token in json.loads(tok.to_str())["added_tokens"]:
+        assert enc.encode_single_token(token["content"]) == tok.token_to_id(token["content"]) == token["id"]
+    for token_id in tok.get_vocab().values():
+        assert enc.encode_single_token(enc.decode_single_token_bytes(token_id)) == token_id
+    with pytest.raises(KeyError):
+        enc.encode_single_token("not one token of it")
+
+
+@pytest.mark.parametrize("which", ["gpt2", "deepseek"])
 def test_every_token_of_the_vocabulary_under_the_pair_rule_equals_the_reference(which, request):
     # Each token's bytes as one piece: the core (whole-piece lookups included) against the reference rule.
     enc, tok = request.getfixturevalue(which)

@@ -693,6 +693,7 @@ class TokenizerJsonEncoding(Encoding):
     """An `Encoding` read from an HF `tokenizer.json` (see `from_tokenizer_json`); pickles as its JSON."""
 
     _json_text: str
+    _added_ids: dict[str | bytes, int]
     add_special_tokens: bool
     """Whether each document's ids are wrapped in the post-processor's (`from_tokenizer_json`)."""
     prefix_ids: tuple[int, ...]
@@ -751,6 +752,10 @@ class TokenizerJsonEncoding(Encoding):
         encoding._core = _core.CoreBPE(model.table, core_parts | post_parts, decode_bytes)
         encoding.max_token_value = max([model.table.max_rank, *decode_bytes])
         encoding._added_tokens = tokens
+        # encode_single_token: an added token by its text, or by the bytes it decodes to (HF's token_to_id
+        # looks in the added vocabulary first, as encoding splits an added token out first).
+        encoding._added_ids = {token.content: token.id for token in tokens}
+        encoding._added_ids.update((decode_bytes[token.id], token.id) for token in tokens)
         encoding._normalize = normalize
         encoding._prefix_space = pre_tokenizer.prefix_space
         encoding.add_special_tokens = add_special_tokens
@@ -792,6 +797,17 @@ class TokenizerJsonEncoding(Encoding):
         search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
         _check_disallowed(search_disallowed, text)
         return special_split
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of text (or bytes) that is exactly one token: an added token (special or not, by its text or
+        its decoded bytes), else a vocabulary token; else ``KeyError``."""
+        if isinstance(text_or_bytes, (bytearray, memoryview)):
+            text_or_bytes = bytes(text_or_bytes)
+        if isinstance(text_or_bytes, (str, bytes)):
+            added = self._added_ids.get(text_or_bytes)
+            if added is not None:
+                return added
+        return super().encode_single_token(text_or_bytes)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (TokenizerJsonEncoding._from_json_text, (self._json_text, self.name, self.add_special_tokens))
