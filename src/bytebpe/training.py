@@ -20,14 +20,14 @@ Rules (identical to rustbpe's, so both learn the same vocabulary from the same t
 """
 from __future__ import annotations
 
-import functools
 import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 from . import _pretokenize, _train, batching
-from .encoding import Encoding, _check_special_text, _compile_pattern, _replace_surrogates, _whole_matches
+from .encoding import Encoding, check_special_text
+from .pretokenizer import SplitFunction, compile_pattern, replace_surrogates, split_function
 from .registry import ENCODING_SPECS
 
 if TYPE_CHECKING:
@@ -35,9 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ["train", "train_from_files", "resolve_pattern", "count_pieces", "count_files_pieces", "EmptyCorpusWarning"]
 
-# A callable that cuts a text into pre-tokens. Today the `regex` pattern's findall; the compiled
-# pre-tokenizer (issue 3) can take its place without changing anything else.
-Pretokenizer = Callable[[str], list[str]]
 PathLike = Union[str, "os.PathLike[str]"]
 
 # Texts are pre-tokenized and counted in batches of about this many characters. A batch's pieces are
@@ -84,7 +81,7 @@ def resolve_pattern(pattern: str | None = None, pat_str: str | None = None) -> s
     if not pat_str:
         raise ValueError("pat_str must not be empty")
     try:
-        _compile_pattern(pat_str)
+        compile_pattern(pat_str)
     except ValueError as error:
         raise ValueError(f"pat_str {pat_str!r} is not a valid regex: {error}") from None
     if not any(pretokenizer_for(pat_str)(PROBE_TEXT)):
@@ -93,20 +90,12 @@ def resolve_pattern(pattern: str | None = None, pat_str: str | None = None) -> s
     return pat_str
 
 
-def pretokenizer_for(pat_str: str) -> Pretokenizer:
-    """str -> list of pieces, as `Encoding` pre-tokenizes (whole matches, even if the regex has groups).
+def pretokenizer_for(pat_str: str) -> SplitFunction:
+    """str -> list of pieces, as `Encoding` pre-tokenizes (pretokenizer.split_function).
 
     For the known patterns this is the compiled `Scanner`, which `count_pieces` feeds whole texts to.
     """
-    scanner = _pretokenize.Scanner.for_pattern(pat_str)
-    if scanner is not None:
-        return scanner
-    compiled = _compile_pattern(pat_str)
-    if compiled.groups:
-        return functools.partial(_whole_matches, compiled)
-    # concurrent=False: the regex keeps the GIL; releasing it per match costs more than it frees
-    # (measured: two threads of findall ran slower than one).
-    return functools.partial(compiled.findall, concurrent=False)
+    return split_function(pat_str)
 
 
 def _plan_special_tokens(
@@ -132,7 +121,7 @@ def _plan_special_tokens(
                 raise ValueError(f"special token {text!r} is listed twice")
             planned[text] = None
     for text in planned:
-        _check_special_text(text)
+        check_special_text(text)
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
         raise TypeError(f"vocab_size must be an int, got {type(vocab_size).__name__}")
     minimum = 256 + len(planned)
@@ -216,7 +205,7 @@ def _batches(texts: Iterable[str], batch_chars: int = BATCH_CHARS) -> Iterator[l
         yield batch
 
 
-def _pieces_of(pretokenize: Pretokenizer, batch: list[str]) -> list[str]:
+def _pieces_of(pretokenize: SplitFunction, batch: list[str]) -> list[str]:
     pieces: list[str] = []
     for text in batch:
         pieces += pretokenize(text)
@@ -227,20 +216,20 @@ def _add_texts(counts: _train.PieceCounts, scanner: _pretokenize.Scanner, texts:
     try:
         counts.add_texts(scanner, texts)
     except UnicodeEncodeError:
-        counts.add_texts(scanner, [_replace_surrogates(text) for text in texts])
+        counts.add_texts(scanner, [replace_surrogates(text) for text in texts])
 
 
-def _add_pieces(counts: _train.PieceCounts, pretokenize: Pretokenizer, texts: list[str]) -> None:
+def _add_pieces(counts: _train.PieceCounts, pretokenize: SplitFunction, texts: list[str]) -> None:
     try:
         counts.add_pieces(_pieces_of(pretokenize, texts))    # all or nothing: nothing counted if it raises
     except UnicodeEncodeError:
         # Surrogates: the whole texts are repaired as `Encoding.encode` repairs them, *then* cut. Repairing
         # the pieces instead would cut a surrogate pair as two characters rather than the one it joins into.
-        counts.add_pieces(_pieces_of(pretokenize, [_replace_surrogates(text) for text in texts]))
+        counts.add_pieces(_pieces_of(pretokenize, [replace_surrogates(text) for text in texts]))
 
 
 def count_pieces(
-    texts: Iterable[str], pretokenize: Pretokenizer, *, progress: bool = False, max_distinct_pieces: int | None = None,
+    texts: Iterable[str], pretokenize: SplitFunction, *, progress: bool = False, max_distinct_pieces: int | None = None,
     workers: int | None = None,
 ) -> _train.PieceCounts:
     """Distinct pre-tokens of `texts` and their counts, one batch of texts at a time; with
@@ -313,7 +302,7 @@ def _count_in_parallel(texts: Iterable[str], scanner: _pretokenize.Scanner, work
 
 def count_files_pieces(
     paths: PathLike | Iterable[PathLike],
-    pretokenize: Pretokenizer,
+    pretokenize: SplitFunction,
     *,
     field: str = "text",
     lines: bool = False,
