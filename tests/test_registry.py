@@ -125,6 +125,9 @@ class CountingEncoding:
         return cls(name, pat_str=pat_str, mergeable_ranks=table.ranks(), special_tokens=special_tokens,
                    explicit_n_vocab=explicit_n_vocab)
 
+    def _register(self, registry):
+        self.registry = registry    # (Encoding pickles as its name while the registry holds it)
+
 
 @pytest.fixture
 def counting_encoding(monkeypatch):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoRetur
 from . import _core, batching
 from ._core import InvalidTokenError
 from .pretokenizer import PretokenizerChoice, checked_choice, choose, compile_pattern, regex_split, replace_surrogates
+from .serialization import EncodingFileError, read_encoding_file, write_encoding_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,6 +53,8 @@ class Encoding:
     _ordinary_split: Any = None
     # The default special-token policy once worked out (see _special_policy), or None.
     _default_policy: tuple[Any, Any] | None = None
+    # registry.py, on the instance it registered under this name (see _register), else None.
+    _registry: types.ModuleType | None = None
 
     def __init__(
         self,
@@ -353,9 +356,8 @@ class Encoding:
 
         For tiktoken's format instead: ``bytebpe.dump_tiktoken_bpe(enc.mergeable_ranks, path)``.
         """
-        from .serialization import save_encoding
-
-        save_encoding(self, path)
+        write_encoding_file(path, name=self.name, pat_str=self._pat_str, mergeable_ranks=self._mergeable_ranks,
+                            special_tokens=self._special_tokens)
 
     def to_tokenizer_json(self, path: str | os.PathLike[str]) -> None:
         """Write this encoding as a Hugging Face `tokenizer.json`: HF `tokenizers` (and `transformers`'
@@ -426,12 +428,16 @@ class Encoding:
         `regex` package (the installed `regex`'s Unicode; see `with_pretokenizer`)."""
         return "regex" if self._pretokenize is self._findall else "compiled"
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        from . import registry
+    def _register(self, registry: types.ModuleType) -> None:
+        """Called by registry.py on the instance `get_encoding` returns: while the registry holds it, it
+        pickles as its name. (The registry hands itself in, so that this module never imports it.)"""
+        self._registry = registry
 
+    def __reduce__(self) -> tuple[Any, ...]:
         # A named encoding travels as its name (loaded again from the files on the other side);
         # anything else by value.
-        if registry.registered_encoding(self.name) is self:
+        registry = self._registry
+        if registry is not None and registry.registered_encoding(self.name) is self:
             return (registry.get_encoding, (self.name,))
         return (
             _rebuild_encoding,
@@ -491,6 +497,16 @@ class Encoding:
         search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
         _check_disallowed(search_disallowed, text)
         return special_split
+
+
+def load(path: str | os.PathLike[str]) -> Encoding:
+    """The `Encoding` saved at `path` by `Encoding.save`, identical to the one saved (serialization.py: the
+    format). A damaged or foreign file is an `EncodingFileError` (a ValueError) naming it."""
+    arguments = read_encoding_file(path)
+    try:
+        return Encoding(**arguments)
+    except (TypeError, ValueError) as error:
+        raise EncodingFileError(f"{os.fspath(path)}: {error}") from None
 
 
 def _rebuild_encoding(
