@@ -23,19 +23,18 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from . import _pretokenize, _train, batching
 from .encoding import Encoding, check_special_text
 from .pretokenizer import SplitFunction, compile_pattern, replace_surrogates, split_function
+from .progress import progress_bar
 from .registry import ENCODING_SPECS
 
 if TYPE_CHECKING:
-    from .readers import ReadTally
+    from .readers import PathLike, ReadTally
 
 __all__ = ["train", "train_from_files", "resolve_pattern", "count_pieces", "count_files_pieces", "EmptyCorpusWarning"]
-
-PathLike = Union[str, "os.PathLike[str]"]
 
 # Texts are pre-tokenized and counted in batches of about this many characters. A batch's pieces are
 # ~50-byte str objects, about 10 per 40 characters of English, so a batch costs ~1 MB of Python objects
@@ -175,14 +174,6 @@ def _check_options(min_frequency: int, max_token_length: int | None, name: str |
         raise TypeError(f"name must be a str, got {type(name).__name__}")
 
 
-def _progress_bar(enabled: bool, **kwargs: Any) -> Any:
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm  # a dependency, imported only when a bar is asked for
-
-    return tqdm(**kwargs)
-
-
 def _batches(texts: Iterable[str], batch_chars: int = BATCH_CHARS) -> Iterator[list[str]]:
     """Texts in lists of about `batch_chars` characters; a non-str item is a TypeError naming its index."""
     if isinstance(texts, (str, bytes)):
@@ -248,7 +239,7 @@ def count_pieces(
     check_max_distinct_pieces(max_distinct_pieces)
     workers = batching.pool_size() if workers is None else batching.checked_num_threads(workers)
     # Texts of unknown total size: the bar counts characters (`count_files_pieces` shows bytes of files).
-    bar = _progress_bar(progress, desc="counting pre-tokens", unit="char", unit_scale=True)
+    bar = progress_bar(progress, desc="counting pre-tokens", unit="char", unit_scale=True)
     try:
         if isinstance(pretokenize, _pretokenize.Scanner) and workers > 1 and max_distinct_pieces is None:
             return _count_in_parallel(texts, pretokenize, workers, bar)
@@ -330,7 +321,7 @@ def count_files_pieces(
     check_read_options(files, lines=lines, errors=errors)
     counted = tally if tally is not None else ReadTally()
     total = None if any(file.is_stdin for file in files) else sum(file.size for file in files)
-    bar = _progress_bar(progress, desc="counting pre-tokens", unit="B", unit_scale=True, total=total)
+    bar = progress_bar(progress, desc="counting pre-tokens", unit="B", unit_scale=True, total=total)
     try:
         texts = read_texts(files, counted, field=field, lines=lines, skip_bad=skip_bad, errors=errors, cut=True,
                            on_progress=None if bar is None else bar.update)
@@ -359,7 +350,7 @@ def train_from_counts(
     _check_options(min_frequency, max_token_length, name)
     # Beyond 2**62 both limits mean "none": clamped so that the C integers cannot overflow.
     trainer = _train.BPETrainer(counts, min(min_frequency, 2**62), min(max_token_length or 0, 2**62))
-    bar = _progress_bar(progress, desc="learning merges", unit="merge", total=n_merges)
+    bar = progress_bar(progress, desc="learning merges", unit="merge", total=n_merges)
     try:
         while trainer.n_merges < n_merges:
             done = trainer.merge(min(MERGE_STEP, n_merges - trainer.n_merges))
