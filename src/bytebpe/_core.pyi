@@ -6,7 +6,13 @@ import numpy.typing as npt
 
 BUNDLED_VOCAB_MAGIC: bytes
 
-class InvalidTokenError(KeyError, ValueError): ...
+MAX_TOKEN_ID: int
+SCAN_BATCH: int
+SCAN_MAX_BYTES: int
+BUCKETS_MIN_BYTES: int
+
+class MessageKeyError(KeyError, ValueError): ...
+class InvalidTokenError(MessageKeyError): ...
 class TokenIdOverflowError(InvalidTokenError, OverflowError): ...
 
 @final

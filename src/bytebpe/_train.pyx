@@ -36,14 +36,10 @@ from libcpp.queue cimport priority_queue
 from libcpp.vector cimport vector
 
 from ._pretokenize cimport PatternKind, Scanner, scan_pieces
-from ._shared cimport _hash_bytes, _head_word, _utf8_view, _utf8_view_of_held
+from ._shared cimport MAX_TOKEN_ID, SCAN_BATCH, _hash_bytes, _head_word, _utf8_view, _utf8_view_of_held
 
-# Ids are uint32 in the words, and the rest of bytebpe keeps token ids below 2**31 - 1.
-cdef enum:
-    MAX_TOKEN_ID = 0x7FFFFFFE
-# Piece ends asked of the compiled scanner at a time (add_texts).
-cdef enum:
-    SCAN_BATCH = 256
+# Ids are uint32 in the words, below MAX_TOKEN_ID; SCAN_BATCH piece ends are asked of the scanner at a time
+# (add_texts). Both in _shared.pxd.
 
 # Symbols of a long word at or after the merge that removed them, and the end of a word's links.
 cdef enum:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoReturn
 
 from . import _core, batching
-from ._core import InvalidTokenError
+from ._core import MAX_TOKEN_ID, InvalidTokenError
 from .pretokenizer import PretokenizerChoice, checked_choice, choose, compile_pattern, regex_split, replace_surrogates
 from .serialization import EncodingFileError, read_encoding_file, write_encoding_file
 
@@ -580,8 +580,8 @@ def _checked_special_tokens(special_tokens: Mapping[str, int], table: _core.Merg
         check_special_text(text)
         if not isinstance(token, int) or isinstance(token, bool):
             raise TypeError(f"id of special token {text!r} must be an int, got {type(token).__name__}")
-        if not 0 <= token < 2**31 - 1:
-            raise ValueError(f"id of special token {text!r} is {token}, outside 0..{2**31 - 2}")
+        if not 0 <= token <= MAX_TOKEN_ID:
+            raise ValueError(f"id of special token {text!r} is {token}, outside 0..{MAX_TOKEN_ID}")
         if table.token_bytes(token) is not None:
             raise ValueError(
                 f"special token {text!r} has id {token}, which is already the mergeable token "

@@ -68,18 +68,12 @@ DOWNLOAD_TIMEOUT_SECONDS = 30
 # --------------------------------------------------------------------------- errors
 
 
-class UnknownEncodingError(KeyError, ValueError):
+class UnknownEncodingError(_core.MessageKeyError):
     """No encoding has this name. A KeyError for tiktoken compatibility, and a ValueError."""
 
-    def __str__(self) -> str:  # KeyError's own __str__ would print the message in quotes
-        return str(self.args[0]) if self.args else ""
 
-
-class UnknownModelError(KeyError, ValueError):
+class UnknownModelError(_core.MessageKeyError):
     """No encoding is known for this model name (a KeyError, as in tiktoken, and a ValueError)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 class VocabularyNotFoundError(FileNotFoundError):

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _pretokenize, _train, batching
+from ._core import MAX_TOKEN_ID  # the largest token id bytebpe accepts (_shared.pxd)
 from .encoding import Encoding, check_special_text
 from .pretokenizer import SplitFunction, compile_pattern, replace_surrogates, split_function
 from .progress import progress_bar
@@ -46,8 +47,6 @@ BATCH_CHARS = 1 << 16
 PARALLEL_BATCH_CHARS = 1 << 20
 # Merges run in steps of this many, returning to Python between steps for the progress bar and Ctrl-C.
 MERGE_STEP = 512
-# Largest token id bytebpe accepts (see _core.pyx).
-MAX_TOKEN_ID = 2**31 - 2
 # A split regex must cut at least one (non-empty) piece out of this, or it is refused (see resolve_pattern).
 PROBE_TEXT = "hello world 123"
 
