@@ -161,6 +161,18 @@ def test_long_words_merge_through_their_occurrences_exactly_as_by_rescanning(
     assert compiled_merges(pieces, n_merges, long_word, **options) == bpe_train(pieces, n_merges, **options)
 
 
+def test_pairs_in_many_words_give_the_references_merges():
+    # A pair's list of words holds two in place, then grows on the heap, and past 64 Ki words (256 KiB) in
+    # its own mapping, resized by mremap: 70,000 distinct words all holding (a, b) and (b, c) take every
+    # path, and the merges must not depend on where the lists live.
+    letters = b"defghijklmnopqrstuvwxyz"
+    words = {}
+    for i in range(70_000):
+        suffix = bytes(letters[(i // len(letters) ** k) % len(letters)] for k in range(4))
+        words[b"abc" + suffix] = 1 + i % 7
+    assert compiled_merges(words, 8) == bpe_train(words, 8)
+
+
 @pytest.mark.parametrize("piece", [b"a" * 1000, b"ab" * 700, b"aab" * 400, b"0123456789" * 200,
                                    "吾輩は猫である。名前はまだ無い。".encode() * 40])
 def test_one_long_repetitive_word_gives_the_references_merges(piece):

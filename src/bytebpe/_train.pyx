@@ -32,11 +32,24 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memmove
 from libcpp.algorithm cimport nth_element, sort
 from libcpp.pair cimport pair
-from libcpp.queue cimport priority_queue
 from libcpp.vector cimport vector
 
 from ._pretokenize cimport PatternKind, Scanner, scan_pieces
 from ._shared cimport MAX_TOKEN_ID, SCAN_BATCH, _hash_bytes, _head_word, _utf8_view, _utf8_view_of_held
+
+# The large, growing arrays of counting and training take their memory from _big_alloc.h (own mappings,
+# returned to the system when freed; why and the measurement there).
+cdef extern from "_big_alloc.h" namespace "bytebpe" nogil:
+    cdef cppclass BigAllocator[T]:
+        pass
+    void* big_realloc(void* block, size_t old_bytes, size_t new_bytes)
+    void big_free(void* block, size_t bytes)
+
+ctypedef vector[uint8_t, BigAllocator[uint8_t]] BigBytes
+ctypedef vector[uint32_t, BigAllocator[uint32_t]] BigU32s
+ctypedef vector[uint64_t, BigAllocator[uint64_t]] BigU64s
+ctypedef vector[int64_t, BigAllocator[int64_t]] BigI64s
+
 
 # Ids are uint32 in the words, below MAX_TOKEN_ID; SCAN_BATCH piece ends are asked of the scanner at a time
 # (add_texts). Both in _shared.pxd.
@@ -73,6 +86,22 @@ cdef uint64_t GONE_OCCURRENCE = 0xFFFFFFFFFFFFFFFFULL     # no word has 2**32 - 
 # so the highest count comes first and, among equal counts, the largest ~key, i.e. the smallest
 # (left << 32 | right): the tie rule, with no comparator to write.
 ctypedef pair[int64_t, uint64_t] HeapEntry
+
+cdef extern from * nogil:
+    """
+    #include <queue>
+    #include <utility>
+    #include "_big_alloc.h"
+    typedef std::priority_queue<std::pair<int64_t, uint64_t>,
+                                std::vector<std::pair<int64_t, uint64_t>,
+                                            bytebpe::BigAllocator<std::pair<int64_t, uint64_t>>>> BytebpeBigHeap;
+    """
+    cdef cppclass BigHeap "BytebpeBigHeap":
+        void push(HeapEntry&) except +
+        HeapEntry& top()
+        void pop()
+        bint empty()
+        size_t size()
 
 
 cdef inline uint64_t _pair_key(uint32_t left, uint32_t right) noexcept nogil:
@@ -112,6 +141,77 @@ cdef struct Word:
     int64_t count
 
 
+# The words of one pair (BPETrainer.pair_words): a list of word ids that holds up to two in place. Most
+# pairs occur in one or two words (at the end of a 32k-vocabulary training on the 77 MB concatenation of
+# ../shared/corpus, 685,000 of 1.34 million pairs), and a std::vector per pair cost its 24-byte header plus
+# a 32-byte malloc block for even one id, and freed and reallocated blocks fragmented the heap.
+cdef union WordListItems:
+    uint32_t local[2]       # capacity <= LOCAL_WORDS
+    uint32_t* heap          # capacity > LOCAL_WORDS: malloc'ed, owned by the list
+
+
+cdef enum:
+    LOCAL_WORDS = 2
+
+
+cdef struct WordList:
+    uint32_t size
+    uint32_t capacity
+    WordListItems items
+
+
+cdef inline WordList _empty_word_list() noexcept nogil:
+    cdef WordList result
+    result.size = 0
+    result.capacity = LOCAL_WORDS
+    return result
+
+
+cdef inline uint32_t* _word_list_data(WordList* words) noexcept nogil:
+    if words.capacity <= LOCAL_WORDS:
+        return &words.items.local[0]
+    return words.items.heap
+
+
+cdef inline void _free_word_list(WordList* words) noexcept nogil:
+    if words.capacity > LOCAL_WORDS:
+        big_free(words.items.heap, words.capacity * sizeof(uint32_t))
+    words[0] = _empty_word_list()
+
+
+cdef int _grow_word_list(WordList* words) except -1 nogil:
+    cdef uint32_t capacity = 2 * words.capacity
+    cdef uint32_t* items
+    if capacity <= words.capacity:
+        with gil:
+            raise MemoryError("a pair occurs in more than 2**31 words")
+    if words.capacity > LOCAL_WORDS:
+        items = <uint32_t*>big_realloc(words.items.heap, words.capacity * sizeof(uint32_t),
+                                       capacity * sizeof(uint32_t))
+    else:
+        items = <uint32_t*>big_realloc(NULL, 0, capacity * sizeof(uint32_t))
+        if items != NULL:
+            memcpy(items, words.items.local, words.size * sizeof(uint32_t))
+    if items == NULL:
+        with gil:
+            raise MemoryError()
+    words.items.heap = items
+    words.capacity = capacity
+    return 0
+
+
+cdef inline int _add_word_once(WordList* words, uint32_t w) except -1 nogil:
+    """Append word w unless it is already the last one (words are added in increasing order, so a word
+    already listed is the last)."""
+    if words.size and _word_list_data(words)[words.size - 1] == w:
+        return 0
+    if words.size == words.capacity:
+        _grow_word_list(words)
+    _word_list_data(words)[words.size] = w
+    words.size += 1
+    return 0
+
+
 cdef struct PieceEntry:
     uint64_t hash
     uint64_t head       # _head_word of the bytes: with the length, settles most comparisons alone
@@ -146,9 +246,9 @@ cdef class PieceCounts:
     `prune_passes`, `pruned_pieces` (distinct pieces dropped, summed over passes) and `pruned_occurrences`
     report what was dropped.
     """
-    cdef vector[uint8_t] blob
-    cdef vector[PieceEntry] entries
-    cdef vector[uint32_t] slots
+    cdef BigBytes blob
+    cdef vector[PieceEntry, BigAllocator[PieceEntry]] entries
+    cdef BigU32s slots
     cdef uint64_t mask
     cdef readonly int64_t total_pieces
     cdef bint busy
@@ -225,7 +325,7 @@ cdef class PieceCounts:
         cdef size_t n = self.entries.size(), k, kept = 0
         cdef uint64_t write = 0, i
         cdef int64_t threshold, dropped = 0
-        cdef vector[int64_t] counts
+        cdef BigI64s counts
         cdef PieceEntry entry
         if n <= keep:
             return 0
@@ -235,7 +335,7 @@ cdef class PieceCounts:
         # Ascending order at n-1-keep is descending order at keep: the (keep+1)-th largest count.
         nth_element(counts.begin(), counts.begin() + (n - 1 - keep), counts.end())
         threshold = counts[n - 1 - keep]
-        vector[int64_t]().swap(counts)
+        BigI64s().swap(counts)
         # Compact in place, keeping the survivors' order: offsets only grow along `entries`, so every
         # piece moves to the left (memmove) or stays.
         for k in range(n):
@@ -289,8 +389,8 @@ cdef class PieceCounts:
 
     cdef int _release(self) except -1 nogil:
         """Free everything (the trainer took the pieces over)."""
-        vector[uint8_t]().swap(self.blob)
-        vector[PieceEntry]().swap(self.entries)
+        BigBytes().swap(self.blob)
+        vector[PieceEntry, BigAllocator[PieceEntry]]().swap(self.entries)
         self.slots.assign(INITIAL_SLOTS, 0)
         self.mask = INITIAL_SLOTS - 1
         return 0
@@ -493,33 +593,33 @@ cdef class BPETrainer:
     """
     # Words: the ids of word w are symbols[word_start[w] : word_start[w] + word_len[w]]; they shrink in
     # place as merges apply (a merge never lengthens a word).
-    cdef vector[uint32_t] symbols
-    cdef vector[Word] words
+    cdef BigU32s symbols
+    cdef vector[Word, BigAllocator[Word]] words
     # Pairs, by a dense pair id: key (left << 32 | right), count, and the words that may contain it.
     # pair_slots is an open-addressing table (linear probing, at most half full) of pair id + 1 by key.
-    cdef vector[uint32_t] pair_slots
+    cdef BigU32s pair_slots
     cdef uint64_t pair_mask
-    cdef vector[uint64_t] pair_key
-    cdef vector[int64_t] pair_count
-    cdef vector[vector[uint32_t]] pair_words
+    cdef BigU64s pair_key
+    cdef BigI64s pair_count
+    cdef vector[WordList, BigAllocator[WordList]] pair_words
     # A pair's occurrences in long words (_occurrence; may be stale) are in occurrence_lists[k], k =
     # occurrence_list_of[pair] (0: none). Few pairs ever occur in a long word: a list per pair would cost
     # every pair a 24-byte vector header, ~30 MB of the 1.3 million pairs of a 32k vocabulary on 75 MB.
-    cdef vector[uint32_t] occurrence_list_of
-    cdef vector[vector[uint64_t]] occurrence_lists     # [0] unused
+    cdef BigU32s occurrence_list_of
+    cdef vector[BigU64s] occurrence_lists     # [0] unused
     cdef vector[uint32_t] free_occurrence_lists
-    cdef vector[uint8_t] pair_touched       # pair ids whose count grew in the current merge
+    cdef BigBytes pair_touched       # pair ids whose count grew in the current merge
     cdef vector[uint32_t] touched
-    cdef priority_queue[HeapEntry] heap
+    cdef BigHeap heap
     cdef vector[uint32_t] token_len         # id -> length in bytes
     cdef vector[uint64_t] merges            # merge i: key of the pair that became id 256 + i
     # Long words: link_start[w] is where word w's links begin in next_symbol / previous_symbol (one entry per
     # symbol: the position of the next and previous live symbol in the word, GONE at the ends); unused for
     # short words. A symbol a merge removed reads GONE in `symbols`.
     cdef uint32_t long_word
-    cdef vector[uint64_t] link_start
-    cdef vector[uint32_t] next_symbol
-    cdef vector[uint32_t] previous_symbol
+    cdef BigU64s link_start
+    cdef BigU32s next_symbol
+    cdef BigU32s previous_symbol
     cdef int64_t min_frequency
     cdef uint64_t max_token_length
     cdef readonly Py_ssize_t n_words
@@ -545,6 +645,11 @@ cdef class BPETrainer:
                 self._count_pairs()
         finally:
             counts.busy = False
+
+    def __dealloc__(self):
+        cdef size_t p
+        for p in range(self.pair_words.size()):
+            _free_word_list(&self.pair_words[p])
 
     cdef int _build_words(self, PieceCounts counts) except -1 nogil:
         cdef size_t total = 0
@@ -598,7 +703,7 @@ cdef class BPETrainer:
         self.pair_slots[i] = new_id + 1
         self.pair_key.push_back(key)
         self.pair_count.push_back(0)
-        self.pair_words.push_back(vector[uint32_t]())
+        self.pair_words.push_back(_empty_word_list())
         self.occurrence_list_of.push_back(0)
         self.pair_touched.push_back(0)
         if 2 * self.pair_key.size() > self.pair_slots.size():
@@ -617,7 +722,7 @@ cdef class BPETrainer:
             self.pair_slots[i] = p + 1
         return 0
 
-    cdef vector[uint64_t]* _occurrences_of(self, uint32_t p) except NULL nogil:
+    cdef BigU64s* _occurrences_of(self, uint32_t p) except NULL nogil:
         """Pair p's list of occurrences in long words, created on first use. The pointer is good until the
         next list is created: use it at once."""
         cdef uint32_t k = self.occurrence_list_of[p]
@@ -636,7 +741,7 @@ cdef class BPETrainer:
     cdef inline int _release_occurrences(self, uint32_t p) except -1 nogil:
         cdef uint32_t k = self.occurrence_list_of[p]
         if k:
-            vector[uint64_t]().swap(self.occurrence_lists[k])
+            BigU64s().swap(self.occurrence_lists[k])
             self.free_occurrence_lists.push_back(k)
             self.occurrence_list_of[p] = 0
         return 0
@@ -653,9 +758,8 @@ cdef class BPETrainer:
                 self.pair_count[p] += word.count
                 if word.length >= self.long_word:
                     self._occurrences_of(p).push_back(_occurrence(w, k))
-                # Words are visited in order, so a word already listed is the last one.
-                elif self.pair_words[p].empty() or self.pair_words[p].back() != w:
-                    self.pair_words[p].push_back(w)
+                else:
+                    _add_word_once(&self.pair_words[p], w)
         for p in range(<uint32_t>self.pair_key.size()):
             # Counts of existing pairs only fall, so a pair below min_frequency now never reaches it.
             if self.pair_count[p] >= self.min_frequency:
@@ -670,14 +774,14 @@ cdef class BPETrainer:
         self.pair_count[p] += delta
         if self.pair_count[p] == 0:
             # Gone from every word: its lists are only memory now (they are refilled if the pair returns).
-            vector[uint32_t]().swap(self.pair_words[p])
+            _free_word_list(&self.pair_words[p])
             self._release_occurrences(p)
         elif delta > 0:
             if position != GONE:
                 self._occurrences_of(p).push_back(_occurrence(w, position))
             # Only pairs with the new id gain occurrences, all during this merge: list the word once.
-            elif self.pair_words[p].empty() or self.pair_words[p].back() != w:
-                self.pair_words[p].push_back(w)
+            else:
+                _add_word_once(&self.pair_words[p], w)
             if not self.pair_touched[p]:
                 self.pair_touched[p] = 1
                 self.touched.push_back(p)
@@ -738,15 +842,27 @@ cdef class BPETrainer:
         next_of[position] = after
         return 0
 
+    cdef int _merge_words(self, const uint32_t* words, uint32_t n, uint32_t a, uint32_t b,
+                          uint32_t new_id) except -1 nogil:
+        """_merge_word on each of the n words listed (in id order)."""
+        cdef uint32_t j
+        for j in range(n):
+            # The next words' records and symbols are fetched while this one is merged (memory-bound).
+            if j + PREFETCH_WORDS < n:
+                __builtin_prefetch(&self.words[words[j + PREFETCH_WORDS]])
+            if j + 1 < n:
+                __builtin_prefetch(self.symbols.data() + self.words[words[j + 1]].start)
+            self._merge_word(words[j], a, b, new_id)
+        return 0
+
     cdef Py_ssize_t _merge(self, Py_ssize_t max_merges) except -1 nogil:
         cdef Py_ssize_t done = 0
         cdef HeapEntry top
         cdef uint64_t key
         cdef uint32_t p, a, b, new_id, q
-        cdef Py_ssize_t j
         cdef int64_t current
-        cdef vector[uint32_t] words
-        cdef vector[uint64_t] occurrences
+        cdef WordList merged
+        cdef BigU64s occurrences
         cdef uint64_t occurrence, previous_occurrence
         while done < max_merges and not self.heap.empty():
             if self.merges.size() + 256 > MAX_TOKEN_ID:
@@ -770,16 +886,12 @@ cdef class BPETrainer:
             new_id = <uint32_t>(256 + self.merges.size())
             self.merges.push_back(key)
             self.token_len.push_back(self.token_len[a] + self.token_len[b])
-            words.swap(self.pair_words[p])
-            for j in range(<Py_ssize_t>words.size()):
-                # The next words' records and symbols are fetched while this one is merged (memory-bound).
-                if j + PREFETCH_WORDS < <Py_ssize_t>words.size():
-                    __builtin_prefetch(&self.words[words[j + PREFETCH_WORDS]])
-                    if j + 1 < <Py_ssize_t>words.size():
-                        __builtin_prefetch(self.symbols.data() + self.words[words[j + 1]].start)
-                self._merge_word(words[j], a, b, new_id)
-            words.clear()
-            vector[uint32_t]().swap(self.pair_words[p])     # free the list; the pair is gone for good
+            merged = self.pair_words[p]      # taken out (and freed below): the pair is gone for good
+            self.pair_words[p] = _empty_word_list()
+            try:
+                self._merge_words(_word_list_data(&merged), merged.size, a, b, new_id)
+            finally:
+                _free_word_list(&merged)
             if self.occurrence_list_of[p]:
                 occurrences.swap(self.occurrence_lists[self.occurrence_list_of[p]])
             sort(occurrences.begin(), occurrences.end())    # by word, then left to right

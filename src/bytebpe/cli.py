@@ -52,7 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if given:
             parser.error(f"train: --{given[0].replace('_', '-')} is about reading INPUT files, and --from-counts "
                          f"reads none")
-    if args.command == "verify" and not args.encoding:
+    if args.command == "verify" and args.against == "tiktoken" and args.tokenizer:
+        parser.error("verify: --against tiktoken compares named encodings (--encoding NAME); a tokenizer file is "
+                     "compared against HF tokenizers (--against tokenizers)")
+    if args.command == "verify" and not args.encoding and not args.tokenizer:
         args.encoding = ["cl100k_base"]
     try:
         with signals_raise():
@@ -219,8 +222,9 @@ def _train(args: argparse.Namespace) -> int:
     enc = train_from_counts(counts, args.vocab_size, special_tokens=special_tokens,
                             min_frequency=args.min_frequency, max_token_length=args.max_token_length, name=args.name,
                             progress=not args.quiet)
-    _write_output(output, enc.save)
-    _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids from {source}; wrote {output}", args)
+    _write_output(output, enc.to_tokenizer_json if _names_hf_tokenizer_json(output) else enc.save)
+    _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids from {source}; wrote {output}"
+         + (" (a Hugging Face tokenizer.json)" if _names_hf_tokenizer_json(output) else ""), args)
     _warn([line for line in (note, tally.describe()) if line])
     return 0
 
@@ -268,22 +272,42 @@ def _download(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from . import compare
 
-    compare.import_tiktoken()       # its absence is reported before any work
+    targets = _verify_targets(args)     # the references' absence is reported before any work
     files = _input_files(args, args.inputs)
     workers = args.workers or batching.pool_size()
     failed = False
-    for name in args.encoding:
-        enc = registry.get_encoding(name)
-        reference = compare.tiktoken_reference(name)
+    for name, enc, reference, reference_name in targets:
         result = compare.verify_files(files, enc, reference, workers=workers, field=args.field, lines=args.lines,
-                                      skip_bad=args.skip_bad, errors=args.errors)
+                                      skip_bad=args.skip_bad, errors=args.errors, reference_name=reference_name)
         if result.mismatch is not None:
             print(f"{name}: {result.mismatch.describe()}")
             failed = True
         else:
-            print(f"{name}: {result.documents:,} documents, {result.tokens:,} tokens: identical to tiktoken"
+            print(f"{name}: {result.documents:,} documents, {result.tokens:,} tokens: identical to {reference_name}"
                   + (f" ({result.skipped:,} bad documents skipped)" if result.skipped else ""))
     return EXIT_FAILED if failed else 0
+
+
+def _verify_targets(args: argparse.Namespace) -> list[tuple[str, Encoding, object, str]]:
+    """(name, encoding, reference, reference's name) for each --encoding, then each --tokenizer. The reference
+    is --against's; by default tiktoken for a named encoding, HF tokenizers for a tokenizer file (reading a
+    tokenizer.json itself; a bytebpe file, or a named encoding with --against tokenizers, exported as one)."""
+    from . import compare
+
+    targets: list[tuple[str, Encoding, object, str]] = []
+    for name in args.encoding or []:
+        enc = _encoding_of(argparse.Namespace(tokenizer=None, encoding=name,
+                                              add_special_tokens=args.add_special_tokens))
+        if (args.against or "tiktoken") == "tiktoken":
+            targets.append((name, enc, compare.tiktoken_reference(name), "tiktoken"))
+        else:
+            targets.append((name, enc, compare.tokenizers_reference(enc), "HF tokenizers"))
+    for path in args.tokenizer or []:
+        enc = _encoding_of(argparse.Namespace(tokenizer=path, encoding=None,
+                                              add_special_tokens=args.add_special_tokens))
+        hf_file = path if _is_hf_tokenizer_json(Path(path)) else None
+        targets.append((path, enc, compare.tokenizers_reference(enc, hf_file), "HF tokenizers"))
+    return targets
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -366,11 +390,32 @@ def _encoding_of(args: argparse.Namespace) -> Encoding:
             from .hf_import import TokenizerJsonError, from_tokenizer_json
 
             try:
-                return from_tokenizer_json(args.tokenizer)
+                return from_tokenizer_json(args.tokenizer,
+                                           add_special_tokens=getattr(args, "add_special_tokens", False))
             except TokenizerJsonError as error:
                 raise CommandError(f"{args.tokenizer}: {error}") from None
+        if getattr(args, "add_special_tokens", False):
+            raise CommandError(f"--add-special-tokens applies a Hugging Face tokenizer.json's post_processor, and "
+                               f"{args.tokenizer} is not one")
         return load(args.tokenizer)
+    if getattr(args, "add_special_tokens", False):
+        raise CommandError("--add-special-tokens applies a Hugging Face tokenizer.json's post_processor: give "
+                           "--tokenizer FILE")
     return registry.get_encoding(args.encoding)
+
+
+def _add_special_tokens_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--add-special-tokens", action="store_true",
+                        help="with a Hugging Face --tokenizer: put the ids of its post_processor (a BOS such as "
+                             "Llama 3's <|begin_of_text|>, RoBERTa's <s> ... </s>) around every document, as HF "
+                             "does with add_special_tokens=True")
+
+
+def _names_hf_tokenizer_json(output: Path) -> bool:
+    """Whether `train` writes `output` as a Hugging Face tokenizer.json: its name ends in "tokenizer.json"
+    (tokenizer.json, mine.tokenizer.json). Any other name, other .json ones included, gets bytebpe's own file,
+    as before HF export existed."""
+    return output.name.lower().endswith("tokenizer.json")
 
 
 def _is_hf_tokenizer_json(path: Path) -> bool:
@@ -532,6 +577,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="writes PREFIX.tokens.npy (or PREFIX.bin), PREFIX.offsets.npy and PREFIX.meta.json; "
                              "a trailing .tokens.npy/.npy (or .bin with --format bin) is dropped from PREFIX")
     encode.add_argument("--eot", action="store_true", help="end every document with the end-of-text id")
+    _add_special_tokens_argument(encode)
     encode.add_argument("--format", choices=["npy", "bin"], default="npy",
                         help="npy (default) or bin: nanoGPT-style raw PREFIX.bin")
     encode.add_argument("--val-fraction", type=float, default=None, metavar="F",
@@ -585,7 +631,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="train from files of `bytebpe count-pieces` (added up; they must share a pattern) "
                             "instead of INPUTs")
     train.add_argument("--vocab-size", type=_positive_int, required=True)
-    train.add_argument("--output", "-o", required=True, metavar="FILE", help="the tokenizer file to write")
+    train.add_argument("--output", "-o", required=True, metavar="FILE",
+                       help="the tokenizer file to write: a name ending in tokenizer.json (mine.tokenizer.json) "
+                            "writes a Hugging Face tokenizer.json that HF tokenizers and transformers load with "
+                            "the same ids; any other name, bytebpe's own file (bytebpe.load)")
     _pattern_arguments(train, " (with --from-counts: the counts' own; if given, it must be that one)")
     train.add_argument("--special", action="append", metavar="TOKEN[=ID]", help="a special token (repeat)")
     train.add_argument("--min-frequency", type=_positive_int, default=1)
@@ -613,11 +662,20 @@ def _parser() -> argparse.ArgumentParser:
     download.add_argument("--quiet", "-q", action="store_true")
     download.set_defaults(run=_download)
 
-    verify = commands.add_parser("verify", help="check bytebpe's ids equal tiktoken's on your files")
+    verify = commands.add_parser(
+        "verify", help="check bytebpe's ids equal tiktoken's (or HF tokenizers') on your files; exit 1 at the "
+                       "first difference, naming the document and token position")
     _input_arguments(verify)
-    verify.add_argument("--against", choices=["tiktoken"], default="tiktoken")
+    verify.add_argument("--against", choices=["tiktoken", "tokenizers"], default=None,
+                        help="the reference: tiktoken (default for --encoding) or HF tokenizers (default for "
+                             "--tokenizer; with --encoding it reads the encoding exported as a tokenizer.json); "
+                             "each needs its package installed")
     verify.add_argument("--encoding", action="append", default=None,
-                        help="encoding name; repeat for several (default: cl100k_base)")
+                        help="encoding name; repeat for several (default: cl100k_base, unless --tokenizer)")
+    verify.add_argument("--tokenizer", action="append", default=None, metavar="FILE",
+                        help="a Hugging Face tokenizer.json (HF reads the same file) or a file from `bytebpe "
+                             "train`; repeat for several")
+    _add_special_tokens_argument(verify)
     _workers_argument(verify)
     verify.set_defaults(run=_verify)
 

@@ -1,10 +1,13 @@
-"""bytebpe next to tiktoken on a user's own files: exactness (`verify`); the speed table is bench.py's.
+"""bytebpe next to tiktoken or HF `tokenizers` on a user's own files: exactness (`verify`); the speed table is
+bench.py's.
 
-tiktoken is never a dependency: these functions import it when called and say how to install it if absent.
-The reference is built from the vocabularies bytebpe bundles (`tiktoken_reference`), so both work offline.
+Neither is a dependency: these functions import them when called and say how to install them if absent.
+tiktoken's reference is built from the vocabularies bytebpe bundles (`tiktoken_reference`), HF's from the
+tokenizer.json itself or from the encoding exported as one (`tokenizers_reference`), so all work offline.
 """
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Sequence
@@ -19,9 +22,12 @@ from .tiktoken_cache import export_tiktoken_cache
 
 __all__ = [
     "Mismatch",
+    "TokenizersReference",
     "first_difference",
     "import_tiktoken",
+    "import_tokenizers",
     "tiktoken_reference",
+    "tokenizers_reference",
     "verify_files",
 ]
 
@@ -32,6 +38,45 @@ def import_tiktoken() -> Any:
     except ImportError:
         raise ImportError("comparing with tiktoken needs it installed: pip install tiktoken") from None
     return tiktoken
+
+
+def import_tokenizers() -> Any:
+    try:
+        import tokenizers
+    except ImportError:
+        raise ImportError("comparing with HF tokenizers needs it installed: pip install tokenizers") from None
+    return tokenizers
+
+
+class TokenizersReference:
+    """An HF `tokenizers.Tokenizer` with tiktoken's `encode_ordinary_batch`, as `verify_files` calls it: special-
+    token text is ordinary text (HF's ``encode_special_tokens=True``, the contract of `from_tokenizer_json`),
+    and the post-processor adds ids only when `add_special_tokens` (an encoding loaded with that option)."""
+
+    def __init__(self, tokenizer: Any, add_special_tokens: bool = False) -> None:
+        self.tokenizer = tokenizer
+        self.add_special_tokens = add_special_tokens
+
+    def encode_ordinary_batch(self, texts: list[str], num_threads: int = 8) -> list[list[int]]:
+        # HF runs a batch on its own thread pool (RAYON_NUM_THREADS); num_threads is tiktoken's argument.
+        self.tokenizer.encode_special_tokens = True
+        return [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=self.add_special_tokens)]
+
+
+def tokenizers_reference(enc: Encoding, path: str | os.PathLike[str] | None = None) -> TokenizersReference:
+    """HF `tokenizers` reading the tokenizer.json at `path` (the file `enc` was read from), or without a path
+    `enc` exported as one (`Encoding.to_tokenizer_json`): then the check is that HF gives bytebpe's ids."""
+    from .hf_json import tokenizer_json
+
+    tokenizers = import_tokenizers()
+    try:
+        if path is not None:
+            tokenizer = tokenizers.Tokenizer.from_file(os.fspath(path))
+        else:
+            tokenizer = tokenizers.Tokenizer.from_str(json.dumps(tokenizer_json(enc), ensure_ascii=False))
+    except Exception as error:      # tokenizers raises plain Exception for a file it cannot read
+        raise ValueError(f"HF tokenizers cannot read {os.fspath(path) if path else enc.name}: {error}") from None
+    return TokenizersReference(tokenizer, getattr(enc, "add_special_tokens", False))
 
 
 def tiktoken_reference(name: str) -> Any:
@@ -81,10 +126,14 @@ class Mismatch:
     ours: list[int]         # a few ids from `position - 3` on, each side
     theirs: list[int]
     text: str               # the document's text around the difference (a short excerpt)
+    reference: str = "tiktoken"     # what `theirs` comes from
 
     def describe(self) -> str:
+        label = f"{self.reference}:"
+        width = max(len("bytebpe:"), len(label)) + 1
         return (f"MISMATCH in {self.path}:{self.line} at token {self.position}\n"
-                f"  bytebpe:  {self.ours}\n  tiktoken: {self.theirs}\n  text near there: {self.text!r}")
+                f"  {'bytebpe:':<{width}}{self.ours}\n  {label:<{width}}{self.theirs}\n"
+                f"  text near there: {self.text!r}")
 
 
 @dataclass
@@ -101,9 +150,11 @@ def verify_files(
     reference: Any,
     *,
     workers: int,
+    reference_name: str = "tiktoken",
     **read_options: Any,
 ) -> VerifyResult:
-    """Encode every document with `enc` and with `reference` (a tiktoken Encoding); stop at the first difference."""
+    """Encode every document with `enc` and with `reference` (a tiktoken Encoding, or anything with its
+    `encode_ordinary_batch`, as `TokenizersReference`); stop at the first difference."""
     result = VerifyResult()
 
     def on_skip(error: BadDocumentError) -> None:
@@ -120,7 +171,8 @@ def verify_files(
                 # Where in the text: decode our ids up to the difference (an approximation for display only).
                 char = len(enc.decode(a[:position]))
                 result.mismatch = Mismatch(str(files[file_index].path), line, position, a[start:position + 4],
-                                           b[start:position + 4], texts[i][max(0, char - 40):char + 40])
+                                           b[start:position + 4], texts[i][max(0, char - 40):char + 40],
+                                           reference_name)
                 return result
             result.documents += 1
             result.tokens += len(a)

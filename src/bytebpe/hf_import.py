@@ -17,8 +17,13 @@ HF `tokenizers` encodes in five stages, each reproduced here from its source (to
 4. model: BPE by pair rank (`MergeTable.from_pair_merges`; see `_core.pyx` and `_reference.py`).
 5. decoder: ByteLevel (a token whose characters are all byte characters is those bytes, any other token its
    UTF-8), then lossy UTF-8, as `Encoding.decode` does.
-Everything else is refused with a `TokenizerJsonError` naming the component. The post-processor only acts
-with HF's `add_special_tokens=True`; bytebpe's ids are those of `add_special_tokens=False`.
+6. post-processor, only with `from_tokenizer_json(..., add_special_tokens=True)` (HF's
+   `add_special_tokens=True`): the ids its single-sequence template puts before and after each document's
+   ids (TemplateProcessing, RobertaProcessing's and BertProcessing's cls/sep, ByteLevel: none, a Sequence
+   of these with at most one that adds ids). Here: the splitter returns those ids as extra "token" parts
+   around the text's own, so every encode method (single, batch, numpy, ordinary) goes through it.
+Everything else is refused with a `TokenizerJsonError` naming the component. By default bytebpe's ids are
+those of HF's `add_special_tokens=False`, as tiktoken's `encode` adds nothing either.
 """
 from __future__ import annotations
 
@@ -76,13 +81,23 @@ class TokenizerJsonError(ValueError):
 # ==== reading ======================================================================================
 
 
-def from_tokenizer_json(source: str | os.PathLike[str]) -> TokenizerJsonEncoding:
+def from_tokenizer_json(source: str | os.PathLike[str], *, add_special_tokens: bool = False) -> TokenizerJsonEncoding:
     """An `Encoding` that gives HF `tokenizers`' ids for a byte-level BPE `tokenizer.json`.
 
     `source` is a path, or the JSON text itself (a str starting with "{" or "["). The contract, checked by the
     tests with HF as the oracle: ``enc.encode(text, allowed_special="all")`` equals
     ``tok.encode(text, add_special_tokens=False).ids``, ``enc.encode_ordinary(text)`` equals it with
     ``encode_special_tokens=True``, and ``enc.decode(ids)`` equals ``tok.decode(ids, skip_special_tokens=False)``.
+
+    With ``add_special_tokens=True`` the encoding applies the file's `post_processor` as HF does with
+    ``tok.encode(text, add_special_tokens=True)``: every encode method (`encode`, `encode_ordinary`,
+    `encode_to_numpy`, `encode_batch`, `encode_ordinary_batch`, `encode_batch_to_numpy`) puts the
+    template's ids before and after each document's ids — Llama 3's ``<|begin_of_text|> $A`` gives its BOS
+    id first, RoBERTa's cls/sep give ``<s> ... </s>``, even for empty text; `prefix_ids` and `suffix_ids`
+    say which. Only the single-sequence template matters (bytebpe encodes no pairs): TemplateProcessing
+    (one ``$A``), RobertaProcessing, BertProcessing, ByteLevel (adds nothing), or a Sequence of these with at
+    most one that adds ids; anything else is a `TokenizerJsonError` naming it. A file without a
+    post-processor adds nothing, as in HF.
     """
     if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
         text, name = source, "tokenizer.json"
@@ -95,7 +110,9 @@ def from_tokenizer_json(source: str | os.PathLike[str]) -> TokenizerJsonEncoding
         name = path.name
     else:
         raise TypeError(f"expected a path or the JSON text, got {type(source).__name__}")
-    return TokenizerJsonEncoding._from_json_text(text, name)
+    if not isinstance(add_special_tokens, bool):
+        raise TypeError(f"add_special_tokens must be a bool, got {type(add_special_tokens).__name__}")
+    return TokenizerJsonEncoding._from_json_text(text, name, add_special_tokens)
 
 
 def _load_json(text: str) -> dict[str, Any]:
@@ -428,6 +445,78 @@ class _PreTokenizer:
         return _KNOWN_PATTERNS.get(pattern["Regex"])
 
 
+# ==== post-processors ==============================================================================
+
+
+def _pair_id(spec: dict[str, Any], key: str, component: str) -> int:
+    """RobertaProcessing's / BertProcessing's ["<s>", 0] form: the id."""
+    value = spec.get(key)
+    if (not isinstance(value, list) or len(value) != 2 or not isinstance(value[0], str)
+            or not isinstance(value[1], int) or isinstance(value[1], bool)):
+        raise TokenizerJsonError(f"{component}: {key!r} must be [token, id], got {value!r}")
+    return value[1]
+
+
+def _template_ids(spec: dict[str, Any]) -> tuple[list[int], list[int]]:
+    """TemplateProcessing's single-sequence template as (ids before $A, ids after it)."""
+    component = "post_processor TemplateProcessing"
+    single = _field(spec, "single", list, component)
+    special_tokens = _field(spec, "special_tokens", dict, component, {})
+    around: tuple[list[int], list[int]] = ([], [])
+    sequences = 0
+    for piece in single:
+        if isinstance(piece, dict) and len(piece) == 1 and isinstance(piece.get("Sequence"), dict):
+            if piece["Sequence"].get("id") != "A":
+                raise TokenizerJsonError(f"{component}: the single template names sequence "
+                                         f"{piece['Sequence'].get('id')!r}; only $A is a single sequence")
+            sequences += 1
+            continue
+        if not (isinstance(piece, dict) and len(piece) == 1 and isinstance(piece.get("SpecialToken"), dict)):
+            raise TokenizerJsonError(f"{component}: template piece {piece!r} is neither a Sequence nor a SpecialToken")
+        name = piece["SpecialToken"].get("id")
+        token = special_tokens.get(name)
+        ids = token.get("ids") if isinstance(token, dict) else None
+        if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            raise TokenizerJsonError(f"{component}: special token {name!r} of the template has no ids in "
+                                     "'special_tokens'")
+        around[min(sequences, 1)].extend(ids)
+    if sequences != 1:
+        raise TokenizerJsonError(f"{component}: the single template must hold $A exactly once (it holds it "
+                                 f"{sequences} times)")
+    return around
+
+
+def _post_part(token_id: int) -> str:
+    """The splitter's part for a post-processor id (the core looks token parts up by name)."""
+    return f"\0post_processor {token_id}"
+
+
+def _post_processor_ids(spec: Any) -> tuple[list[int], list[int]]:
+    """The ids HF's post-processor puts (before, after) one sequence's ids with add_special_tokens=True."""
+    if spec is None:
+        return [], []
+    kind = spec.get("type") if isinstance(spec, dict) else None
+    if kind == "ByteLevel":
+        return [], []       # it only trims offsets
+    if kind in ("RobertaProcessing", "BertProcessing"):
+        component = f"post_processor {kind}"
+        return [_pair_id(spec, "cls", component)], [_pair_id(spec, "sep", component)]
+    if kind == "TemplateProcessing":
+        return _template_ids(spec)
+    if kind == "Sequence":
+        processors = _field(spec, "processors", list, "post_processor Sequence")
+        adding = [inner for inner in processors if not (isinstance(inner, dict) and inner.get("type") == "ByteLevel")]
+        if len(adding) > 1:
+            # HF hands the next processor the pieces of the previous template as separate sequences: RoBERTa
+            # after a template wraps each piece in <s> </s>. No real file does this; refuse rather than guess.
+            kinds = ", ".join(str(inner.get("type") if isinstance(inner, dict) else inner) for inner in adding)
+            raise TokenizerJsonError(f"post_processor Sequence: more than one processor that adds ids ({kinds}) "
+                                     "is not supported")
+        return _post_processor_ids(adding[0]) if adding else ([], [])
+    raise TokenizerJsonError(f"post_processor {kind!r} is not supported with add_special_tokens=True (supported: "
+                             "TemplateProcessing, RobertaProcessing, BertProcessing, ByteLevel, Sequence)")
+
+
 # ==== added tokens =================================================================================
 
 
@@ -489,7 +578,7 @@ class _Splitter:
     found but not split out (HF's encode_special_tokens)."""
 
     def __init__(self, tokens: list[_AddedToken], skipped: frozenset[str], normalize: Callable[[str], str] | None,
-                 prefix_space: bool) -> None:
+                 prefix_space: bool, around: tuple[list[str], list[str]]) -> None:
         self.by_content = {token.content: token for token in tokens}
         self.by_pattern = {token.pattern: token for token in tokens if token.normalized}
         raw = frozenset(token.content for token in tokens if not token.normalized)
@@ -499,6 +588,11 @@ class _Splitter:
         self.skipped = skipped
         self.normalize = normalize
         self.prefix_space = prefix_space
+        # The post-processor's ids as token parts: ["", p1, ..., "", pn] before the text's parts (which start
+        # with ordinary text), [s1, "", ..., sm, ""] after them (which end with ordinary text).
+        before, after = around
+        self.before = [part for key in before for part in ("", key)]
+        self.after = [part for key in after for part in (key, "")]
 
     def _find(self, sentence: str, search: Any, tokens: dict[str, _AddedToken]) -> list[tuple[str, _AddedToken | None]]:
         if search is None or not sentence:
@@ -557,6 +651,8 @@ class _Splitter:
                     ordinary(part)
         if len(out) % 2 == 0:
             out.append("")
+        if self.before or self.after:
+            return self.before + out + self.after
         return out
 
 
@@ -579,9 +675,16 @@ class TokenizerJsonEncoding(Encoding):
     """An `Encoding` read from an HF `tokenizer.json` (see `from_tokenizer_json`); pickles as its JSON."""
 
     _json_text: str
+    add_special_tokens: bool
+    """Whether each document's ids are wrapped in the post-processor's (`from_tokenizer_json`)."""
+    prefix_ids: tuple[int, ...]
+    """The ids put before each document's ids: the post-processor's with add_special_tokens=True, else ()."""
+    suffix_ids: tuple[int, ...]
+    """The ids put after each document's ids: the post-processor's with add_special_tokens=True, else ()."""
+    _around: tuple[list[str], list[str]]     # prefix_ids and suffix_ids as the splitter's parts
 
     @classmethod
-    def _from_json_text(cls, text: str, name: str) -> TokenizerJsonEncoding:
+    def _from_json_text(cls, text: str, name: str, add_special_tokens: bool = False) -> TokenizerJsonEncoding:
         spec = _load_json(text)
         decoder = spec.get("decoder")
         if not isinstance(decoder, dict) or decoder.get("type") != "ByteLevel":
@@ -594,6 +697,12 @@ class TokenizerJsonEncoding(Encoding):
         normalize = _normalizer(spec.get("normalizer"))
         pre_tokenizer = _PreTokenizer(spec.get("pre_tokenizer"))
         tokens = _added_tokens(spec.get("added_tokens", []), model, normalize)
+        before, after = _post_processor_ids(processor) if add_special_tokens else ([], [])
+        known_ids = {*model.ids, *(token.id for token in tokens)}
+        for token_id in before + after:
+            if token_id not in known_ids:
+                raise TokenizerJsonError(f"post_processor: id {token_id} is neither in the vocabulary nor an added "
+                                         "token (bytebpe could not decode it)")
 
         encoding = cls.__new__(cls)
         # The base setup with no special tokens, then the added tokens put in place by hand: HF may give an
@@ -613,11 +722,22 @@ class TokenizerJsonEncoding(Encoding):
         for token in tokens:
             # HF decodes an added token from its normalized form (AddedVocabulary::simple_id_to_token).
             decode_bytes[token.id] = _byte_level_decode(token.pattern if token.normalized else token.content)
-        encoding._core = _core.CoreBPE(model.table, {token.content: token.id for token in tokens}, decode_bytes)
+        core_parts = {token.content: token.id for token in tokens}
+        # The post-processor's ids reach the core as parts of the splitter's output, under names that no added
+        # token has (checked: the splitter returns only added tokens' contents from text); after the real
+        # contents, so that those name their ids for decoding.
+        post_parts = {_post_part(token_id): token_id for token_id in before + after}
+        if post_parts.keys() & core_parts.keys():
+            raise TokenizerJsonError("added_tokens: a token's content is bytebpe's private name of a "
+                                     "post-processor id")
+        encoding._core = _core.CoreBPE(model.table, core_parts | post_parts, decode_bytes)
         encoding.max_token_value = max([model.table.max_rank, *decode_bytes])
         encoding._added_tokens = tokens
         encoding._normalize = normalize
         encoding._prefix_space = pre_tokenizer.prefix_space
+        encoding.add_special_tokens = add_special_tokens
+        encoding.prefix_ids, encoding.suffix_ids = tuple(before), tuple(after)
+        encoding._around = ([_post_part(i) for i in before], [_post_part(i) for i in after])
         encoding._splitters = {}
         encoding._policies = {}
         encoding._ordinary_split = encoding._splitter(frozenset())
@@ -626,7 +746,8 @@ class TokenizerJsonEncoding(Encoding):
     def _splitter(self, allowed: frozenset[str]) -> _Splitter:
         splitter = self._splitters.get(allowed)
         if splitter is None:
-            splitter = _Splitter(self._added_tokens, self._all_special - allowed, self._normalize, self._prefix_space)
+            splitter = _Splitter(self._added_tokens, self._all_special - allowed, self._normalize, self._prefix_space,
+                                 self._around)
             self._splitters[allowed] = splitter
         return splitter
 
@@ -653,10 +774,11 @@ class TokenizerJsonEncoding(Encoding):
         return special_split
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (TokenizerJsonEncoding._from_json_text, (self._json_text, self.name))
+        return (TokenizerJsonEncoding._from_json_text, (self._json_text, self.name, self.add_special_tokens))
 
     def to_tokenizer_json(self, path: str | os.PathLike[str]) -> None:
-        """Write the `tokenizer.json` this encoding was read from."""
+        """Write the `tokenizer.json` this encoding was read from (its post-processor included, whatever
+        `add_special_tokens` was)."""
         from .vocab_io import write_bytes_atomically
 
         write_bytes_atomically(path, self._json_text.encode("utf-8"))
