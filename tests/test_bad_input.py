@@ -20,6 +20,7 @@ import pytest
 
 import bytebpe
 from bytebpe import InvalidTokenError
+from bytebpe._core import MAX_TOKEN_ID
 
 BYTES = {bytes([b]): b for b in range(256)}
 WORD_PATTERN = r"\s+|\S+"
@@ -166,7 +167,7 @@ def test_invalid_token_error_is_both_a_key_error_and_a_value_error():
     assert issubclass(InvalidTokenError, KeyError) and issubclass(InvalidTokenError, ValueError)
 
 
-@pytest.mark.parametrize("token", [-1, -2, -(2**31), -(2**32) + 5, -(2**64) + 5, 2**31 - 1, 2**32 + 5, 2**40, 2**64 + 5, 2**70])
+@pytest.mark.parametrize("token", [-1, -2, -(2**31), -(2**32) + 5, -(2**64) + 5, MAX_TOKEN_ID + 1, 2**32 + 5, 2**40, 2**64 + 5, 2**70])
 def test_an_id_outside_the_vocabulary_is_refused_never_wrapped_into_it(enc, token):
     # Several of these equal a real id modulo 2**32 or 2**64 (e.g. 2**32 + 5 and -(2**64) + 5 are 5 there).
     with pytest.raises(InvalidTokenError):

@@ -682,18 +682,15 @@ def test_train_from_counts_refuses_what_does_not_fit(tmp_path, monkeypatch, caps
 
 @pytest.mark.parametrize("how", ["bad input", "Ctrl-C while writing"])
 def test_count_pieces_leaves_no_file_behind_when_it_fails(tmp_path, monkeypatch, capsys, how):
-    from bytebpe import piece_counts
-
     out = tmp_path / "out"
     out.mkdir()
     source = tmp_path / "in.jsonl"
     source.write_text('{"text": "fine"}\n' + ('{"text": 3}\n' if how == "bad input" else ""), encoding="utf-8")
     if how != "bad input":
-        def interrupted(path, data):
-            Path(path).write_bytes(data[:10])
-            raise KeyboardInterrupt
+        def interrupted(source, target):
+            raise KeyboardInterrupt     # Ctrl-C with the counts written, before the rename
 
-        monkeypatch.setattr(piece_counts, "write_bytes_atomically", interrupted)
+        monkeypatch.setattr(os, "replace", interrupted)
     status = cli.main(["count-pieces", str(source), "-o", str(out / "c.counts"), "-q"])
     assert status == (1 if how == "bad input" else 130)
     assert ("in.jsonl:2: field 'text' is int" if how == "bad input" else "interrupted") in capsys.readouterr().err

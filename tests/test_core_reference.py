@@ -15,11 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bytebpe import Encoding, _core
+from bytebpe._core import BUCKETS_MIN_BYTES, SCAN_MAX_BYTES
 from bytebpe._reference import bpe_encode_piece
 from bytebpe.patterns import CL100K_PATTERN
 
-SCAN_LIMIT = 64  # _core.pyx's SCAN_MAX_BYTES: pieces longer than this use the heap
-BUCKETS_LIMIT = 256  # _core.pyx's BUCKETS_MIN_BYTES: pieces this long or longer use rank buckets
+SCAN_LIMIT = SCAN_MAX_BYTES  # pieces longer than this use the heap
+BUCKETS_LIMIT = BUCKETS_MIN_BYTES  # pieces this long or longer use rank buckets
 
 
 def random_merge_table(seed: int, n_merges: int, alphabet: bytes, inverted: bool = False) -> dict[bytes, int]:

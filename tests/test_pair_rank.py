@@ -15,10 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bytebpe import _core
+from bytebpe._core import SCAN_MAX_BYTES
 from bytebpe._reference import bpe_encode_piece, bpe_encode_piece_by_pair_rank
 from bytebpe.hf_json import _byte_to_char
 
-SCAN_LIMIT = 64  # _core.pyx's SCAN_MAX_BYTES: longer pieces (after dropping unknown bytes) use the heap
+SCAN_LIMIT = SCAN_MAX_BYTES  # longer pieces (after dropping unknown bytes) use the heap
 
 BYTE_CHARS = _byte_to_char()
 

@@ -5,6 +5,7 @@ import pytest
 
 import bytebpe
 from bytebpe import _train
+from bytebpe._core import MAX_TOKEN_ID
 
 
 class Untouchable:
@@ -20,8 +21,8 @@ class Untouchable:
         ({"vocab_size": 255}, ValueError, "below the minimum 256"),
         ({"vocab_size": 257, "special_tokens": ["<a>", "<b>"]}, ValueError, r"minimum 258: 256 single bytes \+ 2"),
         ({"vocab_size": 300.0}, TypeError, "vocab_size must be an int"),
-        ({"vocab_size": 2**31}, ValueError, "above the largest"),
-        # A name is never read as a regex (issue 11: "cl100k" once trained a tokenizer that encoded text as []).
+        ({"vocab_size": MAX_TOKEN_ID + 2}, ValueError, "above the largest"),
+        # A name is never read as a regex ("cl100k" once trained a tokenizer that encoded text as []).
         ({"pattern": "cl100k"}, ValueError, "unknown pattern name 'cl100k': known names are gpt2, "),
         ({"pattern": r"\w+|\W"}, ValueError, r"for a regex of your own, give it as pat_str="),
         ({"pattern": ""}, ValueError, "unknown pattern name ''"),

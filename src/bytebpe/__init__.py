@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 # The compiled core is imported unconditionally: there is no pure-Python fallback to fall into silently.
 from ._core import InvalidTokenError
-from .encoding import Encoding, PieceCacheInfo
+from .encoding import Encoding, PieceCacheInfo, load
 from .registry import (
     UnknownEncodingError,
     UnknownModelError,
@@ -19,7 +19,7 @@ from .registry import (
     get_encoding,
     list_encoding_names,
 )
-from .serialization import EncodingFileError, load
+from .serialization import EncodingFileError
 from .training import EmptyCorpusWarning, train, train_from_files
 from .vocab_io import (
     VocabularyHashError,

@@ -27,7 +27,9 @@ from libcpp.vector cimport vector
 
 from bytebpe._pretokenize cimport PatternKind, Scanner, scan_pieces
 
-from ._shared cimport _hash_bytes, _head_word, _load32, _load64, _utf8_view, _utf8_view_of_held
+from ._shared cimport (
+    MAX_TOKEN_ID, SCAN_BATCH, _hash_bytes, _head_word, _load32, _load64, _utf8_view, _utf8_view_of_held,
+)
 
 import os
 import weakref
@@ -82,16 +84,9 @@ cdef enum:
 # pieces are still in cache when merged, large enough that releasing the GIL once per group is free.
 cdef enum:
     BATCH_GROUP_BYTES = 65536
-# Token ids must stay below this so that NO_RANK and (rank << 32 | position) heap keys never collide.
-cdef enum:
-    MAX_TOKEN_ID = 0x7FFFFFFE
 # Dense id tables are allowed to be at most this many times (plus a constant) larger than the token count.
 cdef enum:
     MAX_ID_SPARSITY = 64
-# The fused path asks the scanner for this many piece ends at a time, then looks up and merges them while
-# their bytes are still in L1 cache.
-cdef enum:
-    SCAN_BATCH = 256
 # When the persistent piece cache has answered fewer than 1 in PIECE_CACHE_POOR_HIT_RATE of a call's first
 # PIECE_CACHE_SAMPLE_AFTER lookups or more, the call looks up only 1 in PIECE_CACHE_SAMPLING pieces from then
 # on (a miss costs a cache line; the lookups of a call on text the cache has not seen mostly miss). Pieces
@@ -125,15 +120,24 @@ PIECE_CACHE_BYTES_ENV = "BYTEBPE_PIECE_CACHE_BYTES"
 BUNDLED_VOCAB_MAGIC = b"bytebpe vocab 1\n"
 
 
-class InvalidTokenError(KeyError, ValueError):
-    """A token id that is negative, beyond the vocabulary, or in a gap of it.
+# The shared limits (_shared.pxd) and the merge thresholds above, as Python ints: training.py and the tests
+# read them here. (A C constant cannot also be a Python name of the module, hence globals().)
+for _name, _value in (("MAX_TOKEN_ID", MAX_TOKEN_ID), ("SCAN_BATCH", SCAN_BATCH),
+                      ("SCAN_MAX_BYTES", SCAN_MAX_BYTES), ("BUCKETS_MIN_BYTES", BUCKETS_MIN_BYTES)):
+    globals()[_name] = _value
 
-    A `KeyError` like tiktoken's, and a `ValueError` so that either ``except`` clause catches it.
-    """
+
+class MessageKeyError(KeyError, ValueError):
+    """A `KeyError` (tiktoken raises those) that is also a `ValueError`, so that either ``except`` clause
+    catches it, and prints its message as given: KeyError.__str__ would repr() it and wrap it in quotes.
+    The base of bytebpe's lookup errors (here and in registry.py)."""
 
     def __str__(self) -> str:
-        # KeyError.__str__ would repr() the message and wrap it in quotes.
         return str(self.args[0]) if self.args else ""
+
+
+class InvalidTokenError(MessageKeyError):
+    """A token id that is negative, beyond the vocabulary, or in a gap of it (a KeyError and a ValueError)."""
 
 
 class TokenIdOverflowError(InvalidTokenError, OverflowError):

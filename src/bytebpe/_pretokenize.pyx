@@ -30,6 +30,8 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport uint8_t, uint32_t
 from libcpp.vector cimport vector
 
+from ._shared cimport SCAN_BATCH
+
 cdef extern from "_unicode_tables.h":
     enum:
         BYTEBPE_LETTER      # \p{L}
@@ -347,8 +349,7 @@ cdef Py_ssize_t scan_pieces(PatternKind kind, const uint8_t* text, Py_ssize_t st
 
 # ---- Python face ---------------------------------------------------------------------------------------
 
-cdef enum:
-    SCAN_BATCH = 256    # piece ends produced per scan_pieces call
+# SCAN_BATCH (_shared.pxd): piece ends produced per scan_pieces call.
 
 
 @cython.final

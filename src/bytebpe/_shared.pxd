@@ -25,6 +25,17 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 
+# The limits every compiled module keeps (declared here only; _core.pyx exposes them to Python as module
+# attributes, for training.py and the tests).
+cdef enum:
+    # Token ids stay below 2**31 - 1, so that NO_RANK and (rank << 32 | position) heap keys never collide,
+    # and the trainer's uint32 words can mark symbols GONE.
+    MAX_TOKEN_ID = 0x7FFFFFFE
+    # Piece ends asked of the compiled scanner per scan_pieces call: the fused encode path then looks up and
+    # merges them while their bytes are still in L1 cache.
+    SCAN_BATCH = 256
+
+
 cdef extern from "Python.h":
     # Borrowed UTF-8 view of a str, cached inside the object (zero-copy for ASCII strings).
     # Raises UnicodeEncodeError for lone surrogates.

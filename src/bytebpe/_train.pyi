@@ -6,7 +6,8 @@ from ._pretokenize import Scanner
 class PieceCounts:
     """Distinct pre-tokens (UTF-8 bytes) with 64-bit counts."""
 
-    total_pieces: int
+    @property
+    def total_pieces(self) -> int: ...
     pat_str: str | None
     max_distinct_pieces: int | None
     prune_passes: int
@@ -26,9 +27,10 @@ class PieceCounts:
 class BPETrainer:
     """Learns merges from PieceCounts (which it empties) with incremental pair counts and a lazy heap."""
 
-    n_words: int
-    def __init__(self, counts: PieceCounts, min_frequency: int = ..., max_token_length: int = ...,
-                 long_word: int = ...) -> None: ...
+    def __new__(cls, counts: PieceCounts, min_frequency: int = ..., max_token_length: int = ...,
+                long_word: int = ...) -> BPETrainer: ...
+    @property
+    def n_words(self) -> int: ...
     def merge(self, max_merges: int) -> int: ...
     @property
     def merges(self) -> list[tuple[int, int]]: ...

@@ -35,7 +35,7 @@ from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
 from ._pretokenize cimport PatternKind, Scanner, scan_pieces
-from ._shared cimport _hash_bytes, _head_word, _utf8_view, _utf8_view_of_held
+from ._shared cimport MAX_TOKEN_ID, SCAN_BATCH, _hash_bytes, _head_word, _utf8_view, _utf8_view_of_held
 
 # The large, growing arrays of counting and training take their memory from _big_alloc.h (own mappings,
 # returned to the system when freed; why and the measurement there).
@@ -51,12 +51,8 @@ ctypedef vector[uint64_t, BigAllocator[uint64_t]] BigU64s
 ctypedef vector[int64_t, BigAllocator[int64_t]] BigI64s
 
 
-# Ids are uint32 in the words, and the rest of bytebpe keeps token ids below 2**31 - 1.
-cdef enum:
-    MAX_TOKEN_ID = 0x7FFFFFFE
-# Piece ends asked of the compiled scanner at a time (add_texts).
-cdef enum:
-    SCAN_BATCH = 256
+# Ids are uint32 in the words, below MAX_TOKEN_ID; SCAN_BATCH piece ends are asked of the scanner at a time
+# (add_texts). Both in _shared.pxd.
 
 # Symbols of a long word at or after the merge that removed them, and the end of a word's links.
 cdef enum:

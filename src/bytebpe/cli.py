@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, batching, datasets, registry, token_outputs
-from .encoding import Encoding
+from .encoding import Encoding, load
 from .interrupts import Terminated, signals_raise
 from .readers import STDIN_FORMATS, BadDocumentError, InputFile, ReadTally, check_read_options, find_input_files
-from .token_files import create_temporary_file, remove_stale_partial_files, token_dtype
+from .token_files import token_dtype
 
 __all__ = ["main"]
 
@@ -222,7 +222,7 @@ def _train(args: argparse.Namespace) -> int:
     enc = train_from_counts(counts, args.vocab_size, special_tokens=special_tokens,
                             min_frequency=args.min_frequency, max_token_length=args.max_token_length, name=args.name,
                             progress=not args.quiet)
-    _write_atomically(output, enc.to_tokenizer_json if _names_hf_tokenizer_json(output) else enc.save)
+    _write_output(output, enc.to_tokenizer_json if _names_hf_tokenizer_json(output) else enc.save)
     _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids from {source}; wrote {output}"
          + (" (a Hugging Face tokenizer.json)" if _names_hf_tokenizer_json(output) else ""), args)
     _warn([line for line in (note, tally.describe()) if line])
@@ -238,7 +238,7 @@ def _count_pieces(args: argparse.Namespace) -> int:
     counts = count_pieces_from_files(
         args.inputs, pattern=args.pattern, pat_str=args.pat_str, tally=tally, progress=not args.quiet,
         max_distinct_pieces=args.max_distinct_pieces, workers=args.workers, **_read_options(args))
-    _write_atomically(output, lambda temporary: save_piece_counts(counts, temporary))
+    _write_output(output, lambda path: save_piece_counts(counts, path))
     _say(f"counted {tally.documents:,} documents: {len(counts):,} distinct pieces, {counts.total_pieces:,} "
          f"occurrences; wrote {output}", args)
     _warn([line for line in (pruning_note(counts), tally.describe()) if line])
@@ -384,8 +384,6 @@ def _encoding_of(args: argparse.Namespace) -> Encoding:
     """The encoding named by --encoding, or loaded from --tokenizer: a file written by `bytebpe train` (or
     `Encoding.save`), or a Hugging Face tokenizer.json."""
     if args.tokenizer:
-        import bytebpe
-
         if not Path(args.tokenizer).is_file():
             raise CommandError(f"tokenizer file not found: {args.tokenizer}")
         if _is_hf_tokenizer_json(Path(args.tokenizer)):
@@ -399,9 +397,7 @@ def _encoding_of(args: argparse.Namespace) -> Encoding:
         if getattr(args, "add_special_tokens", False):
             raise CommandError(f"--add-special-tokens applies a Hugging Face tokenizer.json's post_processor, and "
                                f"{args.tokenizer} is not one")
-        if not hasattr(bytebpe, "load"):
-            raise CommandError("this build of bytebpe cannot load tokenizer files (no bytebpe.load)")
-        return bytebpe.load(args.tokenizer)
+        return load(args.tokenizer)
     if getattr(args, "add_special_tokens", False):
         raise CommandError("--add-special-tokens applies a Hugging Face tokenizer.json's post_processor: give "
                            "--tokenizer FILE")
@@ -472,19 +468,12 @@ def _checked_output(path: str) -> Path:
     return output
 
 
-def _write_atomically(output: Path, write: Callable[[Path], object]) -> None:
-    """`write(temporary)` under a temporary name in the output's folder, then renamed: never a half-written
-    file, even on Ctrl-C; the leftovers of a killed earlier run of the same output are removed first. The
-    temporary name ends in the output's own suffix, in case the writer picks the file format by it."""
+def _write_output(output: Path, write: Callable[[Path], object]) -> None:
+    """`write(output)` once its folder exists. The writers (`Encoding.save`, `save_piece_counts`) write
+    atomically themselves (atomic_write.py): never a half-written file, even on Ctrl-C, and the leftovers of
+    a killed earlier run of the same output are removed first."""
     output.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_partial_files(output, suffix=".partial" + output.suffix)
-    fd, temp = create_temporary_file(output, suffix=".partial" + output.suffix)
-    os.close(fd)
-    try:
-        write(temp)
-        os.replace(temp, output)
-    finally:
-        Path(temp).unlink(missing_ok=True)
+    write(output)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:

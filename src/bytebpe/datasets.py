@@ -28,7 +28,8 @@ import numpy.typing as npt
 
 from . import batching
 from .encoding import Encoding
-from .readers import BadDocumentError, InputFile, check_read_options, find_input_files
+from .progress import progress_bar
+from .readers import BadDocumentError, InputFile, PathLike, check_read_options, find_input_files
 from .token_files import fsync_folder, token_dtype
 from .token_outputs import InputRecord, TokenFilesMeta, output_paths, output_prefix, utc_timestamp, vocabulary_sha256
 from .token_sets import SetCounts, TokenSetWriter, commit_together, remove_stale_partial_files_of_set
@@ -58,7 +59,6 @@ SKIPPED_EXAMPLES = 10
 # What a document weighs in a batch beyond its bytes (about a str object and a list slot).
 DOCUMENT_WEIGHT = 64
 
-PathLike = str | os.PathLike[str]
 Format = Literal["npy", "bin"]
 Engine = Literal["local", "ray"]
 
@@ -448,7 +448,8 @@ def _run(
     start = time.perf_counter()
     # Standard input has no size: the bar then counts bytes without a total.
     total = None if any(file.is_stdin for file in files) else sum(file.size for file in files)
-    bar = _progress_bar(total, desc) if progress else None
+    bar = progress_bar(progress, total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1000,
+                       file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
 
     def on_skip(index: int, error: BadDocumentError) -> None:      # called on the reader thread
         summary.skipped += 1
@@ -542,13 +543,6 @@ def append_eot(
     """
     n_docs = len(offsets) - 1
     return np.insert(ids, offsets[1:], np.uint32(eot_id)), offsets + np.arange(n_docs + 1)
-
-
-def _progress_bar(total_bytes: int | None, desc: str) -> Any:
-    from tqdm import tqdm  # a runtime dependency, imported only when a bar is wanted
-
-    return tqdm(total=total_bytes, desc=desc, unit="B", unit_scale=True, unit_divisor=1000,
-                file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
 
 
 class _BatchReader:

@@ -9,22 +9,17 @@ import functools
 import os
 import re
 import types
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoReturn
 
-import regex
-
-from . import _core, _pretokenize, batching
-from ._core import InvalidTokenError
+from . import _core, batching
+from ._core import MAX_TOKEN_ID, InvalidTokenError
+from .pretokenizer import PretokenizerChoice, checked_choice, choose, compile_pattern, regex_split, replace_surrogates
+from .serialization import EncodingFileError, read_encoding_file, write_encoding_file
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
-
-# How text is cut into pieces: "auto" uses the compiled scanner when the pattern is a known one (unless the
-# environment variable below says "regex"), "compiled" insists on it, "regex" always uses the regex engine.
-Pretokenizer = Literal["auto", "compiled", "regex"]
-PRETOKENIZER_ENV = "BYTEBPE_PRETOKENIZER"
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
 DisallowedSpecial = Literal["all"] | Collection[str]
@@ -56,6 +51,10 @@ class Encoding:
     # What splits text before pre-tokenizing when no special token is allowed: None (nothing), or for an
     # encoding read from an HF tokenizer.json the splitter of its non-special added tokens (hf_import.py).
     _ordinary_split: Any = None
+    # The default special-token policy once worked out (see _special_policy), or None.
+    _default_policy: tuple[Any, Any] | None = None
+    # registry.py, on the instance it registered under this name (see _register), else None.
+    _registry: types.ModuleType | None = None
 
     def __init__(
         self,
@@ -65,7 +64,7 @@ class Encoding:
         mergeable_ranks: Mapping[bytes, int],
         special_tokens: Mapping[str, int],
         explicit_n_vocab: int | None = None,
-        pretokenizer: Pretokenizer = "auto",
+        pretokenizer: PretokenizerChoice = "auto",
     ) -> None:
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, got {type(name).__name__}")
@@ -86,7 +85,7 @@ class Encoding:
         table: _core.MergeTable,
         special_tokens: Mapping[str, int],
         explicit_n_vocab: int | None = None,
-        pretokenizer: Pretokenizer = "auto",
+        pretokenizer: PretokenizerChoice = "auto",
     ) -> Encoding:
         """An encoding over an already built merge table (the registry's fast path: no ranks dict)."""
         encoding = cls.__new__(cls)
@@ -109,7 +108,7 @@ class Encoding:
         pat_str: str,
         table: _core.MergeTable,
         special_tokens: Mapping[str, int],
-        pretokenizer: Pretokenizer = "auto",
+        pretokenizer: PretokenizerChoice = "auto",
     ) -> None:
         """Everything but building the merge table, so that derived encodings can share one.
 
@@ -117,34 +116,19 @@ class Encoding:
         """
         self.name = name
         self._pat_str = pat_str
-        self._pattern = _compile_pattern(pat_str)
+        self._pattern = compile_pattern(pat_str)
         self._special_tokens = _checked_special_tokens(special_tokens, table)
         self._table = table
         self._core = _core.CoreBPE(table, self._special_tokens)
         self._special_token_values = frozenset(self._special_tokens.values())
         self._all_special = frozenset(self._special_tokens)
+        self._default_policy = None     # built on first use (see _special_policy)
         self.max_token_value: int = max(table.max_rank, max(self._special_token_values, default=0))
-        # regex releases and retakes the GIL around every match unless told not to. Alone that costs ~25%;
-        # with batch threads it costs far more (two threads hand the GIL back and forth per piece: a batch
-        # ran at half the speed of a loop). So the regex always keeps the GIL, and threads gain from the
-        # merge loop, which runs without it.
-        if self._pattern.groups:
-            # findall would return groups instead of whole matches; the pieces are the whole matches.
-            self._findall = functools.partial(_whole_matches, self._pattern)
-        else:
-            self._findall = functools.partial(self._pattern.findall, concurrent=False)
-        # The known patterns have a compiled scanner that cuts the same pieces without the GIL and without
-        # a Python object per piece; any other pattern, or an explicit "regex", goes through `regex`.
-        self._pretokenizer_choice = _checked_pretokenizer(pretokenizer)
-        scanner = _pretokenize.Scanner.for_pattern(pat_str)
-        if self._pretokenizer_choice == "compiled" and scanner is None:
-            raise ValueError(
-                "pretokenizer='compiled' needs one of the known split patterns (gpt2, r50k_base, p50k_base, "
-                "cl100k_base, o200k_base); this pattern only runs on the regex engine")
-        if self._pretokenizer_choice == "regex" or (
-                self._pretokenizer_choice == "auto" and os.environ.get(PRETOKENIZER_ENV) == "regex"):
-            scanner = None
-        self._pretokenize = scanner if scanner is not None else self._findall
+        # The engine that cuts text into pieces (pretokenizer.py): the compiled scanner of a known pattern,
+        # else `regex`.
+        self._findall = regex_split(self._pattern)
+        self._pretokenizer_choice = checked_choice(pretokenizer)
+        self._pretokenize = choose(pat_str, self._pretokenizer_choice, self._findall)
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -160,7 +144,7 @@ class Encoding:
         try:
             return self._core.encode(self._pretokenize, self._ordinary_split, text)
         except UnicodeEncodeError:
-            return self._core.encode(self._pretokenize, self._ordinary_split, _replace_surrogates(text))
+            return _retry_repaired(self._core.encode, self._pretokenize, self._ordinary_split, text)
 
     def encode(
         self,
@@ -182,7 +166,7 @@ class Encoding:
         try:
             return self._core.encode(self._pretokenize, special_split, text)
         except UnicodeEncodeError:
-            return self._core.encode(self._pretokenize, special_split, _replace_surrogates(text))
+            return _retry_repaired(self._core.encode, self._pretokenize, special_split, text)
 
     def encode_to_numpy(
         self,
@@ -197,7 +181,7 @@ class Encoding:
         try:
             return self._core.encode_to_numpy(self._pretokenize, special_split, text)
         except UnicodeEncodeError:
-            return self._core.encode_to_numpy(self._pretokenize, special_split, _replace_surrogates(text))
+            return _retry_repaired(self._core.encode_to_numpy, self._pretokenize, special_split, text)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         """`encode_ordinary` of each text, on up to `num_threads` threads of a shared pool; results in order."""
@@ -251,8 +235,7 @@ class Encoding:
         try:
             return self._core.encode_batch(self._pretokenize, special_split, texts, flat)
         except UnicodeEncodeError:
-            return self._core.encode_batch(
-                self._pretokenize, special_split, [_replace_surrogates(t) for t in texts], flat)
+            return _retry_repaired(self._core.encode_batch, self._pretokenize, special_split, texts, flat)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of text (or bytes) that is exactly one token, special tokens included; else ``KeyError``."""
@@ -373,9 +356,8 @@ class Encoding:
 
         For tiktoken's format instead: ``bytebpe.dump_tiktoken_bpe(enc.mergeable_ranks, path)``.
         """
-        from .serialization import save_encoding
-
-        save_encoding(self, path)
+        write_encoding_file(path, name=self.name, pat_str=self._pat_str, mergeable_ranks=self._mergeable_ranks,
+                            special_tokens=self._special_tokens)
 
     def to_tokenizer_json(self, path: str | os.PathLike[str]) -> None:
         """Write this encoding as a Hugging Face `tokenizer.json`: HF `tokenizers` (and `transformers`'
@@ -429,7 +411,7 @@ class Encoding:
         )
         return derived
 
-    def with_pretokenizer(self, pretokenizer: Pretokenizer) -> Encoding:
+    def with_pretokenizer(self, pretokenizer: PretokenizerChoice) -> Encoding:
         """The same encoding with the pre-tokenizer engine chosen ("auto", "compiled" or "regex"), sharing
         this one's merge tables. For debugging and for checking one engine against the other.
 
@@ -446,12 +428,16 @@ class Encoding:
         `regex` package (the installed `regex`'s Unicode; see `with_pretokenizer`)."""
         return "regex" if self._pretokenize is self._findall else "compiled"
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        from . import registry
+    def _register(self, registry: types.ModuleType) -> None:
+        """Called by registry.py on the instance `get_encoding` returns: while the registry holds it, it
+        pickles as its name. (The registry hands itself in, so that this module never imports it.)"""
+        self._registry = registry
 
+    def __reduce__(self) -> tuple[Any, ...]:
         # A named encoding travels as its name (loaded again from the files on the other side);
         # anything else by value.
-        if registry.registered_encoding(self.name) is self:
+        registry = self._registry
+        if registry is not None and registry.registered_encoding(self.name) is self:
             return (registry.get_encoding, (self.name,))
         return (
             _rebuild_encoding,
@@ -464,6 +450,17 @@ class Encoding:
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> tuple[Any, Any]:
         """(search for the disallowed tokens or None, splitter around the allowed ones or None)."""
+        if (allowed_special.__class__ is set or allowed_special.__class__ is frozenset) and not allowed_special \
+                and disallowed_special == "all":
+            # The default (every special token disallowed, none allowed), worked out once per encoding: again
+            # on every call it cost 0.8 us of a 1.1 us encode("hello world") on o200k_base, and 20 us on
+            # o200k_harmony (a set difference and the hash of ~1,000 tokens). Built on first use, not in
+            # _setup: compiling the search takes milliseconds with many special tokens, and hf_import.py
+            # puts its special tokens in place after _setup.
+            if self._default_policy is None:
+                self._default_policy = (
+                    _special_token_regex(self._all_special).search if self._all_special else None, None)
+            return self._default_policy
         if allowed_special == "all":
             allowed = self._all_special
         elif isinstance(allowed_special, (str, bytes)) or not isinstance(allowed_special, Collection):
@@ -502,12 +499,22 @@ class Encoding:
         return special_split
 
 
+def load(path: str | os.PathLike[str]) -> Encoding:
+    """The `Encoding` saved at `path` by `Encoding.save`, identical to the one saved (serialization.py: the
+    format). A damaged or foreign file is an `EncodingFileError` (a ValueError) naming it."""
+    arguments = read_encoding_file(path)
+    try:
+        return Encoding(**arguments)
+    except (TypeError, ValueError) as error:
+        raise EncodingFileError(f"{os.fspath(path)}: {error}") from None
+
+
 def _rebuild_encoding(
     name: str,
     pat_str: str,
     mergeable_ranks: dict[bytes, int],
     special_tokens: dict[str, int],
-    pretokenizer: Pretokenizer = "auto",
+    pretokenizer: PretokenizerChoice = "auto",
 ) -> Encoding:
     return Encoding(name, pat_str=pat_str, mergeable_ranks=mergeable_ranks, special_tokens=special_tokens,
                     pretokenizer=pretokenizer)
@@ -533,35 +540,19 @@ def _check_texts(texts: object) -> list[str]:
     return texts
 
 
-def _replace_surrogates(text: str) -> str:
-    """tiktoken's repair of text with surrogates: join valid surrogate pairs, lone ones become U+FFFD."""
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+def _retry_repaired(encode: Callable[..., Any], pretokenize: Any, special_split: Any, text: str | list[str],
+                    *args: Any) -> Any:
+    """A core call again after it refused text with surrogates (no UTF-8): on the text, or each of the texts,
+    repaired as tiktoken repairs it. Only the refused call pays for this; the first attempt is a plain call."""
+    if isinstance(text, str):
+        return encode(pretokenize, special_split, replace_surrogates(text), *args)
+    return encode(pretokenize, special_split, [replace_surrogates(t) for t in text], *args)
 
 
 def _flatten(chunks: list[list[list[int]]]) -> list[list[int]]:
     if not chunks:
         return []
     return chunks[0] if len(chunks) == 1 else [ids for chunk in chunks for ids in chunk]
-
-
-def _whole_matches(pattern: regex.Pattern[str], text: str) -> list[str]:
-    return [match.group() for match in pattern.finditer(text, concurrent=False)]
-
-
-@functools.lru_cache(maxsize=None)
-def _checked_pretokenizer(pretokenizer: object) -> Pretokenizer:
-    if pretokenizer not in ("auto", "compiled", "regex"):
-        raise ValueError(f'pretokenizer must be "auto", "compiled" or "regex", got {pretokenizer!r}')
-    return pretokenizer  # type: ignore[return-value]
-
-
-def _compile_pattern(pat_str: str) -> regex.Pattern[str]:
-    if not isinstance(pat_str, str):
-        raise TypeError(f"pat_str must be a str, got {type(pat_str).__name__}")
-    try:
-        return regex.compile(pat_str)
-    except regex.error as error:
-        raise ValueError(f"pat_str does not compile: {error}") from None
 
 
 @functools.lru_cache(maxsize=256)
@@ -574,7 +565,7 @@ def _special_token_regex(tokens: frozenset[str]) -> re.Pattern[str]:
     return re.compile("(" + "|".join(re.escape(token) for token in ordered) + ")")
 
 
-def _check_special_text(text: object) -> None:
+def check_special_text(text: object) -> None:
     """A special token is a non-empty str (shared by `Encoding` and the trainer)."""
     if not isinstance(text, str):
         raise TypeError(f"special tokens are str, got {type(text).__name__}: {text!r}")
@@ -586,11 +577,11 @@ def _checked_special_tokens(special_tokens: Mapping[str, int], table: _core.Merg
     if not isinstance(special_tokens, Mapping):
         raise TypeError(f"special_tokens must be a mapping of str to int, got {type(special_tokens).__name__}")
     for text, token in special_tokens.items():
-        _check_special_text(text)
+        check_special_text(text)
         if not isinstance(token, int) or isinstance(token, bool):
             raise TypeError(f"id of special token {text!r} must be an int, got {type(token).__name__}")
-        if not 0 <= token < 2**31 - 1:
-            raise ValueError(f"id of special token {text!r} is {token}, outside 0..{2**31 - 2}")
+        if not 0 <= token <= MAX_TOKEN_ID:
+            raise ValueError(f"id of special token {text!r} is {token}, outside 0..{MAX_TOKEN_ID}")
         if table.token_bytes(token) is not None:
             raise ValueError(
                 f"special token {text!r} has id {token}, which is already the mergeable token "

@@ -103,13 +103,12 @@ def build(name: str) -> Encoding | None:
 
 
 def _as_encoding(made: Any, name: str, where: str) -> Encoding:
-    from . import serialization
-    from .encoding import Encoding
+    from .encoding import Encoding, load
 
     if isinstance(made, Encoding):
         encoding = made
     elif isinstance(made, (str, os.PathLike)):
-        encoding = serialization.load(made)
+        encoding = load(made)
     elif isinstance(made, Mapping):
         try:
             encoding = Encoding(**made)

@@ -68,7 +68,7 @@ def _encoding(encoding: str | os.PathLike[str] | Encoding) -> Encoding:
     if isinstance(encoding, Encoding):
         return encoding
     if isinstance(encoding, os.PathLike) or (isinstance(encoding, str) and Path(encoding).is_file()):
-        from .serialization import load
+        from .encoding import load
 
         return load(encoding)
     if isinstance(encoding, str):

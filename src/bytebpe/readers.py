@@ -48,6 +48,7 @@ __all__ = [
     "FORMATS",
     "InputFile",
     "InputFiles",
+    "PathLike",
     "ReadTally",
     "STDIN",
     "check_read_options",
@@ -56,6 +57,9 @@ __all__ = [
 ]
 
 # Suffix -> format.
+# An input or output path as the API takes it.
+PathLike = str | os.PathLike[str]
+
 FORMATS = {".txt": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet"}
 # Compression suffix -> codec name; Parquet takes none (it compresses its columns itself).
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
@@ -199,7 +203,7 @@ class InputFiles(list):  # type: ignore[type-arg]
 
 
 def find_input_files(
-    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    paths: PathLike | Sequence[PathLike],
     *,
     ignore_unknown: bool = False,
     stdin_format: str = "txt",

@@ -15,14 +15,16 @@ corrupt or truncated file is reported, never skipped in favour of the next place
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _core, bundled, patterns
+from .encoding import Encoding
 from .models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
 from .vocab_io import (
     VocabularyHashError,
@@ -33,9 +35,6 @@ from .vocab_io import (
     sha256_of,
     write_bytes_atomically,
 )
-
-if TYPE_CHECKING:
-    from .encoding import Encoding
 
 __all__ = [
     "EncodingSpec",
@@ -69,18 +68,12 @@ DOWNLOAD_TIMEOUT_SECONDS = 30
 # --------------------------------------------------------------------------- errors
 
 
-class UnknownEncodingError(KeyError, ValueError):
+class UnknownEncodingError(_core.MessageKeyError):
     """No encoding has this name. A KeyError for tiktoken compatibility, and a ValueError."""
 
-    def __str__(self) -> str:  # KeyError's own __str__ would print the message in quotes
-        return str(self.args[0]) if self.args else ""
 
-
-class UnknownModelError(KeyError, ValueError):
+class UnknownModelError(_core.MessageKeyError):
     """No encoding is known for this model name (a KeyError, as in tiktoken, and a ValueError)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 class VocabularyNotFoundError(FileNotFoundError):
@@ -509,11 +502,7 @@ def encoding_spec_kwargs(name: str) -> dict[str, Any]:
 
 
 def _encoding_class() -> type[Encoding]:
-    # Imported here, not at module top: encoding.py needs the compiled core, and it imports this
-    # module for pickling, so a top-level import would be circular.
-    from .encoding import Encoding
-
-    return Encoding
+    return Encoding     # a function, so that tests can build their own subclass instead
 
 
 def get_encoding(name: str) -> Encoding:
@@ -537,6 +526,7 @@ def get_encoding(name: str) -> Encoding:
                 special_tokens=dict(spec.special_tokens),
                 explicit_n_vocab=spec.explicit_n_vocab,
             )
+            encoding._register(sys.modules[__name__])
             _encodings[name] = encoding
         return encoding
 
@@ -550,6 +540,7 @@ def _plugin_encoding(name: str) -> Encoding:
             encoding = plugins.build(name)
             if encoding is None:
                 raise _unknown(name)
+            encoding._register(sys.modules[__name__])
             _encodings[name] = encoding
         return encoding
 

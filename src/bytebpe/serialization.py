@@ -1,4 +1,5 @@
-"""One self-describing file per encoding: `Encoding.save(path)` writes it, `bytebpe.load(path)` reads it.
+"""The file format of one saved encoding: `Encoding.save(path)` writes it, `bytebpe.load(path)` reads it
+(both in encoding.py; this module knows the format, not the `Encoding` class, so it imports nothing of it).
 
 The file is UTF-8 JSON:
 
@@ -16,14 +17,12 @@ import base64
 import binascii
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 from .vocab_io import write_bytes_atomically
 
-if TYPE_CHECKING:
-    from .encoding import Encoding
-
-__all__ = ["EncodingFileError", "FORMAT_VERSION", "save_encoding", "load"]
+__all__ = ["EncodingFileError", "FORMAT_VERSION", "write_encoding_file", "read_encoding_file"]
 
 FORMAT_NAME = "bytebpe"
 FORMAT_VERSION = 1
@@ -40,27 +39,30 @@ def _checksum(fields: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
-def save_encoding(encoding: Encoding, path: str | os.PathLike[str]) -> None:
-    """Writes `encoding` to `path` (atomically: readers see the old file or the new one)."""
+def write_encoding_file(
+    path: str | os.PathLike[str], *, name: str, pat_str: str, mergeable_ranks: Mapping[bytes, int],
+    special_tokens: Mapping[str, int],
+) -> None:
+    """Writes an encoding's constructor arguments to `path` (atomically: readers see the old file or the new
+    one)."""
     fields: dict[str, Any] = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
-        "name": encoding.name,
-        "pattern": encoding._pat_str,
-        "special_tokens": dict(encoding._special_tokens),
+        "name": name,
+        "pattern": pat_str,
+        "special_tokens": dict(special_tokens),
         "mergeable_ranks": [
             [base64.b64encode(token).decode("ascii"), rank]
-            for token, rank in sorted(encoding._mergeable_ranks.items(), key=lambda item: item[1])
+            for token, rank in sorted(mergeable_ranks.items(), key=lambda item: item[1])
         ],
     }
     fields["sha256"] = _checksum(fields)
     write_bytes_atomically(path, json.dumps(fields, ensure_ascii=True, indent=0).encode("ascii") + b"\n")
 
 
-def load(path: str | os.PathLike[str]) -> Encoding:
-    """The `Encoding` saved at `path` by `Encoding.save`, identical to the one saved."""
-    from .encoding import Encoding
-
+def read_encoding_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The `Encoding` arguments (name, pat_str, mergeable_ranks, special_tokens) saved at `path` by
+    `write_encoding_file`; damage of any kind is an EncodingFileError."""
     label = os.fspath(path)
     with open(path, "rb") as file:
         contents = file.read()
@@ -83,7 +85,4 @@ def load(path: str | os.PathLike[str]) -> Encoding:
         raise EncodingFileError(f"{label}: malformed field ({error!r})") from None
     if len(mergeable_ranks) != len(fields["mergeable_ranks"]):
         raise EncodingFileError(f"{label}: a token is listed twice")
-    try:
-        return Encoding(name, pat_str=pattern, mergeable_ranks=mergeable_ranks, special_tokens=special_tokens)
-    except (TypeError, ValueError) as error:
-        raise EncodingFileError(f"{label}: {error}") from None
+    return {"name": name, "pat_str": pattern, "mergeable_ranks": mergeable_ranks, "special_tokens": special_tokens}

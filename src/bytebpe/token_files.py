@@ -10,14 +10,18 @@ file system) once complete: a failed or interrupted run never leaves a file that
 from __future__ import annotations
 
 import os
-import re
-import secrets
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+
+from .atomic_write import (  # re-exported: token_sets.py and the tests import them from here
+    create_temporary_file,
+    remove_stale_partial_files,
+    remove_stale_partial_files_matching,
+)
 
 __all__ = [
     "NPY_HEADER_BYTES",
@@ -59,64 +63,6 @@ def npy_header(dtype: npt.DTypeLike, length: int) -> bytes:
         raise ValueError(f"a .npy header for shape ({length},) does not fit in {NPY_HEADER_BYTES} bytes")
     padded = text.ljust(room - 1).encode("latin1") + b"\n"
     return _NPY_MAGIC + room.to_bytes(2, "little") + padded
-
-
-def create_temporary_file(final_path: Path, suffix: str = ".partial") -> tuple[int, Path]:
-    """Create ``.NAME.<pid>.<random><suffix>`` beside `final_path`; returns (open file descriptor, its path).
-
-    Beside it, so that the final rename cannot cross file systems; a dot name, so that it is not taken for
-    a result; the process id, so that a later run can tell a dead run's leftovers from a live run's files
-    (`remove_stale_partial_files`). Unlike `tempfile.mkstemp` (always 0600) the mode is the usual 0666
-    less the umask, so the finished file has the permissions any other new file would have.
-    """
-    while True:
-        temp = final_path.with_name(f".{final_path.name}.{os.getpid()}.{secrets.token_hex(6)}{suffix}")
-        try:
-            return os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), temp
-        except FileExistsError:
-            continue
-
-
-def remove_stale_partial_files(final_path: Path, suffix: str = ".partial") -> list[Path]:
-    """Delete the temporary files of `final_path` (see `create_temporary_file`) whose process is gone.
-
-    A killed run (SIGKILL, a crash, a power cut) cannot clean up after itself; the next run of the same
-    output does. A file whose process is alive, or may be (another user's), is never touched; so is a
-    name without a process id, which is not ours to judge. Returns the paths removed.
-    """
-    return remove_stale_partial_files_matching(final_path.parent, re.escape(final_path.name), suffix)
-
-
-def remove_stale_partial_files_matching(folder: Path, name_regex: str, suffix: str = ".partial") -> list[Path]:
-    """`remove_stale_partial_files` for every final name in `folder` that matches `name_regex` (whole)."""
-    pattern = re.compile(r"\.(?:" + name_regex + r")\.(?P<pid>\d+)\.[0-9a-f]+" + re.escape(suffix) + r"\Z")
-    removed: list[Path] = []
-    try:
-        entries = list(os.scandir(folder))
-    except FileNotFoundError:
-        return removed
-    for entry in entries:
-        match = pattern.match(entry.name)
-        if match is None or _process_alive(int(match.group("pid"))):
-            continue
-        try:
-            os.unlink(entry.path)
-            removed.append(Path(entry.path))
-        except FileNotFoundError:   # another run cleaned it meanwhile
-            pass
-    return removed
-
-
-def _process_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)     # signal 0: only asks whether the process exists
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return True         # it exists but is not ours, or the number is odd: leave the file alone
-    return True
 
 
 def fsync_folder(folder: Path) -> None:

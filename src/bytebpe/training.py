@@ -20,25 +20,22 @@ Rules (identical to rustbpe's, so both learn the same vocabulary from the same t
 """
 from __future__ import annotations
 
-import functools
 import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Union
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import _pretokenize, _train, batching
-from .encoding import Encoding, _check_special_text, _compile_pattern, _replace_surrogates, _whole_matches
+from ._core import MAX_TOKEN_ID  # the largest token id bytebpe accepts (_shared.pxd)
+from .encoding import Encoding, check_special_text
+from .pretokenizer import SplitFunction, compile_pattern, replace_surrogates, split_function
+from .progress import progress_bar
 from .registry import ENCODING_SPECS
 
 if TYPE_CHECKING:
-    from .readers import ReadTally
+    from .readers import PathLike, ReadTally
 
 __all__ = ["train", "train_from_files", "resolve_pattern", "count_pieces", "count_files_pieces", "EmptyCorpusWarning"]
-
-# A callable that cuts a text into pre-tokens. Today the `regex` pattern's findall; the compiled
-# pre-tokenizer (issue 3) can take its place without changing anything else.
-Pretokenizer = Callable[[str], list[str]]
-PathLike = Union[str, "os.PathLike[str]"]
 
 # Texts are pre-tokenized and counted in batches of about this many characters. A batch's pieces are
 # ~50-byte str objects, about 10 per 40 characters of English, so a batch costs ~1 MB of Python objects
@@ -50,8 +47,6 @@ BATCH_CHARS = 1 << 16
 PARALLEL_BATCH_CHARS = 1 << 20
 # Merges run in steps of this many, returning to Python between steps for the progress bar and Ctrl-C.
 MERGE_STEP = 512
-# Largest token id bytebpe accepts (see _core.pyx).
-MAX_TOKEN_ID = 2**31 - 2
 # A split regex must cut at least one (non-empty) piece out of this, or it is refused (see resolve_pattern).
 PROBE_TEXT = "hello world 123"
 
@@ -84,7 +79,7 @@ def resolve_pattern(pattern: str | None = None, pat_str: str | None = None) -> s
     if not pat_str:
         raise ValueError("pat_str must not be empty")
     try:
-        _compile_pattern(pat_str)
+        compile_pattern(pat_str)
     except ValueError as error:
         raise ValueError(f"pat_str {pat_str!r} is not a valid regex: {error}") from None
     if not any(pretokenizer_for(pat_str)(PROBE_TEXT)):
@@ -93,20 +88,12 @@ def resolve_pattern(pattern: str | None = None, pat_str: str | None = None) -> s
     return pat_str
 
 
-def pretokenizer_for(pat_str: str) -> Pretokenizer:
-    """str -> list of pieces, as `Encoding` pre-tokenizes (whole matches, even if the regex has groups).
+def pretokenizer_for(pat_str: str) -> SplitFunction:
+    """str -> list of pieces, as `Encoding` pre-tokenizes (pretokenizer.split_function).
 
     For the known patterns this is the compiled `Scanner`, which `count_pieces` feeds whole texts to.
     """
-    scanner = _pretokenize.Scanner.for_pattern(pat_str)
-    if scanner is not None:
-        return scanner
-    compiled = _compile_pattern(pat_str)
-    if compiled.groups:
-        return functools.partial(_whole_matches, compiled)
-    # concurrent=False: the regex keeps the GIL; releasing it per match costs more than it frees
-    # (measured: two threads of findall ran slower than one).
-    return functools.partial(compiled.findall, concurrent=False)
+    return split_function(pat_str)
 
 
 def _plan_special_tokens(
@@ -132,7 +119,7 @@ def _plan_special_tokens(
                 raise ValueError(f"special token {text!r} is listed twice")
             planned[text] = None
     for text in planned:
-        _check_special_text(text)
+        check_special_text(text)
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
         raise TypeError(f"vocab_size must be an int, got {type(vocab_size).__name__}")
     minimum = 256 + len(planned)
@@ -186,14 +173,6 @@ def _check_options(min_frequency: int, max_token_length: int | None, name: str |
         raise TypeError(f"name must be a str, got {type(name).__name__}")
 
 
-def _progress_bar(enabled: bool, **kwargs: Any) -> Any:
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm  # a dependency, imported only when a bar is asked for
-
-    return tqdm(**kwargs)
-
-
 def _batches(texts: Iterable[str], batch_chars: int = BATCH_CHARS) -> Iterator[list[str]]:
     """Texts in lists of about `batch_chars` characters; a non-str item is a TypeError naming its index."""
     if isinstance(texts, (str, bytes)):
@@ -216,7 +195,7 @@ def _batches(texts: Iterable[str], batch_chars: int = BATCH_CHARS) -> Iterator[l
         yield batch
 
 
-def _pieces_of(pretokenize: Pretokenizer, batch: list[str]) -> list[str]:
+def _pieces_of(pretokenize: SplitFunction, batch: list[str]) -> list[str]:
     pieces: list[str] = []
     for text in batch:
         pieces += pretokenize(text)
@@ -227,20 +206,20 @@ def _add_texts(counts: _train.PieceCounts, scanner: _pretokenize.Scanner, texts:
     try:
         counts.add_texts(scanner, texts)
     except UnicodeEncodeError:
-        counts.add_texts(scanner, [_replace_surrogates(text) for text in texts])
+        counts.add_texts(scanner, [replace_surrogates(text) for text in texts])
 
 
-def _add_pieces(counts: _train.PieceCounts, pretokenize: Pretokenizer, texts: list[str]) -> None:
+def _add_pieces(counts: _train.PieceCounts, pretokenize: SplitFunction, texts: list[str]) -> None:
     try:
         counts.add_pieces(_pieces_of(pretokenize, texts))    # all or nothing: nothing counted if it raises
     except UnicodeEncodeError:
         # Surrogates: the whole texts are repaired as `Encoding.encode` repairs them, *then* cut. Repairing
         # the pieces instead would cut a surrogate pair as two characters rather than the one it joins into.
-        counts.add_pieces(_pieces_of(pretokenize, [_replace_surrogates(text) for text in texts]))
+        counts.add_pieces(_pieces_of(pretokenize, [replace_surrogates(text) for text in texts]))
 
 
 def count_pieces(
-    texts: Iterable[str], pretokenize: Pretokenizer, *, progress: bool = False, max_distinct_pieces: int | None = None,
+    texts: Iterable[str], pretokenize: SplitFunction, *, progress: bool = False, max_distinct_pieces: int | None = None,
     workers: int | None = None,
 ) -> _train.PieceCounts:
     """Distinct pre-tokens of `texts` and their counts, one batch of texts at a time; with
@@ -259,7 +238,7 @@ def count_pieces(
     check_max_distinct_pieces(max_distinct_pieces)
     workers = batching.pool_size() if workers is None else batching.checked_num_threads(workers)
     # Texts of unknown total size: the bar counts characters (`count_files_pieces` shows bytes of files).
-    bar = _progress_bar(progress, desc="counting pre-tokens", unit="char", unit_scale=True)
+    bar = progress_bar(progress, desc="counting pre-tokens", unit="char", unit_scale=True)
     try:
         if isinstance(pretokenize, _pretokenize.Scanner) and workers > 1 and max_distinct_pieces is None:
             return _count_in_parallel(texts, pretokenize, workers, bar)
@@ -313,7 +292,7 @@ def _count_in_parallel(texts: Iterable[str], scanner: _pretokenize.Scanner, work
 
 def count_files_pieces(
     paths: PathLike | Iterable[PathLike],
-    pretokenize: Pretokenizer,
+    pretokenize: SplitFunction,
     *,
     field: str = "text",
     lines: bool = False,
@@ -341,7 +320,7 @@ def count_files_pieces(
     check_read_options(files, lines=lines, errors=errors)
     counted = tally if tally is not None else ReadTally()
     total = None if any(file.is_stdin for file in files) else sum(file.size for file in files)
-    bar = _progress_bar(progress, desc="counting pre-tokens", unit="B", unit_scale=True, total=total)
+    bar = progress_bar(progress, desc="counting pre-tokens", unit="B", unit_scale=True, total=total)
     try:
         texts = read_texts(files, counted, field=field, lines=lines, skip_bad=skip_bad, errors=errors, cut=True,
                            on_progress=None if bar is None else bar.update)
@@ -370,7 +349,7 @@ def train_from_counts(
     _check_options(min_frequency, max_token_length, name)
     # Beyond 2**62 both limits mean "none": clamped so that the C integers cannot overflow.
     trainer = _train.BPETrainer(counts, min(min_frequency, 2**62), min(max_token_length or 0, 2**62))
-    bar = _progress_bar(progress, desc="learning merges", unit="merge", total=n_merges)
+    bar = progress_bar(progress, desc="learning merges", unit="merge", total=n_merges)
     try:
         while trainer.n_merges < n_merges:
             done = trainer.merge(min(MERGE_STEP, n_merges - trainer.n_merges))

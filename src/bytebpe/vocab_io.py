@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Union
 
+from .atomic_write import write_bytes_atomically
+
 __all__ = [
     "VocabularyHashError",
     "load_tiktoken_bpe",
@@ -196,31 +198,6 @@ def dump_tiktoken_bpe_bytes(mergeable_ranks: Mapping[bytes, int]) -> bytes:
     return b"".join(
         base64.b64encode(token_of_rank[rank]) + b" %d\n" % rank for rank in sorted(token_of_rank)
     )
-
-
-def write_bytes_atomically(path: str | os.PathLike[str], contents: bytes) -> None:
-    """Writes `contents` to `path` so that readers see the old file or the new one, never a part.
-
-    The temporary file sits in the same folder (os.replace is atomic only within one file system)
-    and is created with the process umask, so the result gets ordinary file permissions.
-    """
-    import uuid     # imported where needed, like hashlib: importing bytebpe stays light
-
-    path = os.fspath(path)
-    temporary = f"{path}.{uuid.uuid4().hex}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(contents)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 # --------------------------------------------------------------------------- GPT-2 "data gym"
