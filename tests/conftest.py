@@ -15,6 +15,7 @@ import hashlib
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,6 +146,23 @@ def tiktoken_cache(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     for filename, url in VOCAB_FILES.items():
         (cache / hashlib.sha1(url.encode()).hexdigest()).symlink_to((data_dir / filename).resolve())
     return cache
+
+
+@pytest.fixture(scope="session")
+def tiktoken_ids(tiktoken_encoding):
+    """Stock tiktoken's ids, worked out once per (encoding, method, input) in a session: the exactness tests
+    compare every engine of bytebpe with the same outputs. `texts` is one str or a tuple of them (a batch);
+    `allowed` is passed as allowed_special to the methods that take it."""
+    import functools
+
+    @functools.lru_cache(maxsize=None)
+    def ids(encoding_name: str, method: str, texts: str | tuple[str, ...], allowed: str | None = None) -> Any:
+        encode = getattr(tiktoken_encoding(encoding_name), method)
+        result = encode(texts if isinstance(texts, str) else list(texts),
+                        **({} if allowed is None else {"allowed_special": allowed}))
+        # Handed out as tuples, so that no test can change what the next one compares with.
+        return tuple(result) if isinstance(texts, str) else tuple(tuple(item) for item in result)
+    return ids
 
 
 @pytest.fixture(scope="session")
