@@ -2,6 +2,8 @@
 files, errors naming file:line, bad bytes decided by `errors`, nothing left out silently."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import json
 from pathlib import Path
 
@@ -27,16 +29,17 @@ def documents_of(path: Path, **options) -> list[str]:
 @pytest.fixture()
 def trained_texts(monkeypatch) -> list[list[str]]:
     """Every text list that training counts from now on (train, train_from_files, count_pieces_from_files and
-    `bytebpe train` / `count-pieces` all go through `training.count_pieces`)."""
+    `bytebpe train` / `count-pieces` all go through `training._count`), as str: the file reader hands a
+    compiled scanner a .txt's UTF-8 bytes."""
     calls: list[list[str]] = []
-    original = training.count_pieces
+    original = training._count
 
-    def recording_count_pieces(texts, *args, **kwargs):
+    def recording_count(texts, *args, **kwargs):
         texts = list(texts)
-        calls.append(texts)
+        calls.append([text.decode("utf-8") if isinstance(text, bytes) else text for text in texts])
         return original(texts, *args, **kwargs)
 
-    monkeypatch.setattr(training, "count_pieces", recording_count_pieces)
+    monkeypatch.setattr(training, "_count", recording_count)
     return calls
 
 
@@ -287,8 +290,9 @@ def test_a_whole_txt_reads_the_same_in_place_or_decoded(tmp_path, content):
     assert sum(progress) == len(content)
 
 
-def cut_where_lines_allow(text: str, cut_chars: int) -> list[tuple[str, int]]:
-    """The cutting rule of `readers._cut_documents`, line by line: the oracle for its block-wise reading."""
+def cut_where_lines_allow(text: str, cut_chars: int, size: Callable[[str], int] = len) -> list[tuple[str, int]]:
+    """The cutting rule of `readers._cut_documents`, line by line: the oracle for its block-wise reading
+    (`size`: how a line's length counts against `cut_chars`: characters, or bytes for the UTF-8 reader)."""
     documents, parts, chars, previous, start = [], [], 0, "", 1
     for number, line in enumerate(text.splitlines(keepends=True) if text else [], start=1):
         if (chars >= cut_chars and line[:1].isalnum() and previous.endswith("\n") and len(previous) >= 2
@@ -296,7 +300,7 @@ def cut_where_lines_allow(text: str, cut_chars: int) -> list[tuple[str, int]]:
             documents.append(("".join(parts), start))
             parts, chars, start = [], 0, number
         parts.append(line)
-        chars += len(line)
+        chars += size(line)
         previous = line
     if parts:
         documents.append(("".join(parts), start))
@@ -306,9 +310,10 @@ def cut_where_lines_allow(text: str, cut_chars: int) -> list[tuple[str, int]]:
 @settings(max_examples=150, deadline=None)
 @given(lines=st.lists(st.text(st.sampled_from("ab 1\t\u00e9\u4e2d\U0001f600_"), max_size=12) | st.text(max_size=3),
                       max_size=40),
-       cut_chars=st.integers(1, 40), bom=st.booleans(), final_newline=st.booleans())
+       cut_chars=st.integers(1, 40), bom=st.booleans(), final_newline=st.booleans(), utf8=st.booleans())
 def test_cutting_a_txt_for_training_follows_the_line_rule_whatever_the_blocks(tmp_path_factory, lines, cut_chars,
-                                                                                bom, final_newline):
+                                                                                bom, final_newline, utf8):
+    # Both readers: str documents, and the UTF-8 bytes that a compiled scanner counts (blocks in bytes).
     text = "\n".join(line.replace("\r", "").replace("\n", "") for line in lines)
     text = text.replace("\x0b", "").replace("\x0c", "").replace("\x1c", "").replace("\x1d", "").replace(
         "\x1e", "").replace("\x85", "").replace("\u2028", "").replace("\u2029", "")   # only \n ends a line here
@@ -318,8 +323,13 @@ def test_cutting_a_txt_for_training_follows_the_line_rule_whatever_the_blocks(tm
     original = readers.CUT_CHARS
     readers.CUT_CHARS = cut_chars
     try:
-        got = list(readers.InputFile.of(path).documents(cut=True, errors="replace"))
+        got = list(readers.InputFile.of(path).documents(cut=True, errors="replace", utf8=utf8))
     finally:
         readers.CUT_CHARS = original
-    expected = cut_where_lines_allow(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace"), cut_chars)
+    readable = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if utf8:
+        expected = [(document.encode("utf-8"), line)
+                    for document, line in cut_where_lines_allow(readable, cut_chars, lambda line: len(line.encode()))]
+    else:
+        expected = cut_where_lines_allow(readable, cut_chars)
     assert got == expected

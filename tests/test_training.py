@@ -389,6 +389,35 @@ def test_text_files_are_cut_only_where_no_piece_crosses(tmp_path: Path, corpus_d
         assert [document for document, _line in file.documents()] == [text]
 
 
+def test_text_files_read_as_utf8_bytes_count_exactly_as_their_text(tmp_path: Path, corpus_dir: Path, monkeypatch):
+    # A compiled scanner counts a .txt's UTF-8 bytes, cut by the same rule found in the bytes. Many cuts,
+    # lines that end in non-ASCII spaces and letters, CRLF, a BOM, bad bytes repaired: the counts are those
+    # of the whole text, on one worker and on two.
+    monkeypatch.setattr(readers, "CUT_CHARS", 700)
+    text = "".join((corpus_dir / corpus).read_text(encoding="utf-8")[:60_000]
+                   for corpus in ("english_prose.txt", "code.txt", "multilingual.txt"))
+    text += "".join(f"ligne{i}\u00a0\nétude {i}\u3000\n中文{i}。\r\nword{i}\n" for i in range(300))
+    (tmp_path / "t.txt").write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    (file,) = readers.find_input_files(tmp_path / "t.txt")
+    documents = [document for document, _line in file.documents(cut=True, utf8=True)]
+    assert len(documents) > 100 and all(type(d) is bytes for d in documents)
+    assert b"".join(documents) == text.encode("utf-8")
+    for pattern in ("r50k_base", "cl100k_base", "o200k_base"):
+        expected = bytebpe.count_pieces([text], pattern=pattern).to_dict()
+        for workers in (1, 2):
+            counted = bytebpe.count_pieces_from_files(tmp_path / "t.txt", pattern=pattern, workers=workers)
+            assert counted.to_dict() == expected
+    # Bad bytes: repaired as the str reader repairs them (U+FFFD), or refused naming the line.
+    bad = text.encode("utf-8")[:5000] + b"\xff\xfe" + text.encode("utf-8")[5000:9000]
+    (tmp_path / "bad.txt").write_bytes(bad)
+    repaired = bad.decode("utf-8", "replace")
+    with pytest.warns(UserWarning, match="replaced"):
+        counted = bytebpe.count_pieces_from_files(tmp_path / "bad.txt", pattern="cl100k_base", errors="replace")
+    assert counted.to_dict() == bytebpe.count_pieces([repaired], pattern="cl100k_base").to_dict()
+    with pytest.raises(BadDocumentError, match="bad.txt"):
+        bytebpe.count_pieces_from_files(tmp_path / "bad.txt", pattern="cl100k_base")
+
+
 def test_bad_files_are_named(tmp_path: Path):
     with pytest.raises(FileNotFoundError, match="missing.txt"):
         bytebpe.train_from_files([tmp_path / "missing.txt"], 300)

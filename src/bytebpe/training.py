@@ -173,18 +173,20 @@ def _check_options(min_frequency: int, max_token_length: int | None, name: str |
         raise TypeError(f"name must be a str, got {type(name).__name__}")
 
 
-def _batches(texts: Iterable[str], batch_chars: int = BATCH_CHARS) -> Iterator[list[str]]:
-    """Texts in lists of about `batch_chars` characters; a non-str item is a TypeError naming its index."""
+def _batches(texts: Iterable[str | bytes], batch_chars: int = BATCH_CHARS,
+             utf8: bool = False) -> Iterator[list[str | bytes]]:
+    """Texts in lists of about `batch_chars` characters; a non-str item is a TypeError naming its index
+    (with `utf8`, bytes of valid UTF-8 are texts too: see `PieceCounts._add_utf8`)."""
     if isinstance(texts, (str, bytes)):
         raise TypeError(f"texts must be an iterable of str, not a single {type(texts).__name__}")
     try:
         iterator = iter(texts)
     except TypeError:
         raise TypeError(f"texts must be an iterable of str, got {type(texts).__name__}") from None
-    batch: list[str] = []
+    batch: list[str | bytes] = []
     chars = 0
     for index, text in enumerate(iterator):
-        if not isinstance(text, str):
+        if not isinstance(text, str) and not (utf8 and type(text) is bytes):
             raise TypeError(f"texts[{index}] is a {type(text).__name__}, not a str")
         batch.append(text)
         chars += len(text)
@@ -202,11 +204,11 @@ def _pieces_of(pretokenize: SplitFunction, batch: list[str]) -> list[str]:
     return pieces
 
 
-def _add_texts(counts: _train.PieceCounts, scanner: _pretokenize.Scanner, texts: list[str]) -> None:
+def _add_texts(counts: _train.PieceCounts, scanner: _pretokenize.Scanner, texts: list[str | bytes]) -> None:
     try:
-        counts.add_texts(scanner, texts)
+        counts._add_utf8(scanner, texts)
     except UnicodeEncodeError:
-        counts.add_texts(scanner, [replace_surrogates(text) for text in texts])
+        counts._add_utf8(scanner, [replace_surrogates(text) if isinstance(text, str) else text for text in texts])
 
 
 def _add_pieces(counts: _train.PieceCounts, pretokenize: SplitFunction, texts: list[str]) -> None:
@@ -235,16 +237,24 @@ def count_pieces(
     With the `regex` engine, which holds the GIL while it matches, counting is serial: two threads of
     `findall` were measured slower than one (0.51-0.54 s threaded vs 0.49-0.51 s serial on 10 MB).
     """
+    return _count(texts, pretokenize, progress=progress, max_distinct_pieces=max_distinct_pieces, workers=workers)
+
+
+def _count(
+    texts: Iterable[str | bytes], pretokenize: SplitFunction, *, progress: bool = False,
+    max_distinct_pieces: int | None = None, workers: int | None = None, utf8: bool = False,
+) -> _train.PieceCounts:
+    """`count_pieces`; with `utf8` (a compiled scanner only) the texts may also be bytes of valid UTF-8."""
     check_max_distinct_pieces(max_distinct_pieces)
     workers = batching.pool_size() if workers is None else batching.checked_num_threads(workers)
     # Texts of unknown total size: the bar counts characters (`count_files_pieces` shows bytes of files).
     bar = progress_bar(progress, desc="counting pre-tokens", unit="char", unit_scale=True)
     try:
         if isinstance(pretokenize, _pretokenize.Scanner) and workers > 1 and max_distinct_pieces is None:
-            return _count_in_parallel(texts, pretokenize, workers, bar)
+            return _count_in_parallel(texts, pretokenize, workers, bar, utf8)
         counts = _train.PieceCounts()
         counts.max_distinct_pieces = max_distinct_pieces
-        for batch in _batches(texts):
+        for batch in _batches(texts, utf8=utf8):
             if isinstance(pretokenize, _pretokenize.Scanner):
                 _add_texts(counts, pretokenize, batch)
             else:
@@ -259,8 +269,8 @@ def count_pieces(
     return counts
 
 
-def _count_in_parallel(texts: Iterable[str], scanner: _pretokenize.Scanner, workers: int,
-                       bar: Any) -> _train.PieceCounts:
+def _count_in_parallel(texts: Iterable[str | bytes], scanner: _pretokenize.Scanner, workers: int,
+                       bar: Any, utf8: bool = False) -> _train.PieceCounts:
     """count_pieces' threads: batch i goes to table i % workers once that table's previous batch is done."""
     from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -268,7 +278,7 @@ def _count_in_parallel(texts: Iterable[str], scanner: _pretokenize.Scanner, work
     pending: list[Future[None] | None] = [None] * workers
     with ThreadPoolExecutor(workers, thread_name_prefix="bytebpe-count") as pool:
         try:
-            for index, batch in enumerate(_batches(texts, PARALLEL_BATCH_CHARS)):
+            for index, batch in enumerate(_batches(texts, PARALLEL_BATCH_CHARS, utf8)):
                 slot = index % workers
                 previous = pending[slot]
                 if previous is not None:
@@ -322,9 +332,11 @@ def count_files_pieces(
     total = None if any(file.is_stdin for file in files) else sum(file.size for file in files)
     bar = progress_bar(progress, desc="counting pre-tokens", unit="B", unit_scale=True, total=total)
     try:
+        # A compiled scanner takes a .txt's bytes as they are (no str decoded and encoded back).
+        utf8 = isinstance(pretokenize, _pretokenize.Scanner)
         texts = read_texts(files, counted, field=field, lines=lines, skip_bad=skip_bad, errors=errors, cut=True,
-                           on_progress=None if bar is None else bar.update)
-        counts = count_pieces(texts, pretokenize, max_distinct_pieces=max_distinct_pieces, workers=workers)
+                           on_progress=None if bar is None else bar.update, utf8=utf8)
+        counts = _count(texts, pretokenize, max_distinct_pieces=max_distinct_pieces, workers=workers, utf8=utf8)
     finally:
         if bar is not None:
             bar.close()
