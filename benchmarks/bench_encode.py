@@ -1021,6 +1021,8 @@ def print_peer_tables(results: list[dict[str, Any]], peer_notes: dict[str, str],
             notes.append(f"bytebpe piece cache hit rate on an unseen slice after {PRIMING_MB:g} MB priming, "
                          f"{r['encoding']} / {r['corpus']}: {100 * r['bytebpe_primed_hit_rate']:.1f}%")
         for name, seconds in r.get("first_call_seconds", {}).items():
+            if seconds < 1e-3:
+                continue    # nothing to say
             notes.append(f"{name}: a fresh object's first `encode_ordinary(\"a\")` takes {seconds * 1e3:,.1f} ms "
                          f"({r['encoding']} / {r['corpus']}; one-time setup, timed in every fresh run)")
         for what, why in r["excluded"].items():
