@@ -1,14 +1,18 @@
 #!/usr/bin/env python
-"""Encode throughput of bytebpe next to stock tiktoken (and HuggingFace `tokenizers` for gpt2), same run.
+"""Encode throughput of bytebpe next to stock tiktoken (and HuggingFace `tokenizers` for gpt2), same run;
+sections 9-11 add the peers installed (gigatoken, quicktok, tokie, bpe-openai; `--peers` chooses) on text
+the process has not seen: one thread with list and numpy output, fresh and primed, and 2-thread batches.
 
 Every comparison is checked for identical ids before anything is timed; any difference aborts with a
 non-zero exit and the first differing position. Tables are Markdown, ready to paste into the README.
 
     BYTEBPE_DATA_DIR=../shared/vocab python benchmarks/bench_encode.py            # full run, < 5 min
-    BYTEBPE_DATA_DIR=../shared/vocab python benchmarks/bench_encode.py --quick    # smoke test
+    BYTEBPE_DATA_DIR=../shared/vocab python benchmarks/bench_encode.py --quick    # smoke test, < 1 min
+    BYTEBPE_DATA_DIR=../shared/vocab python benchmarks/bench_encode.py --sections peers --peers gigatoken
 
 Units: MB = 10**6 bytes of UTF-8 input; times are the best of N wall-clock runs (time.perf_counter).
-A ratio is bytebpe throughput / other throughput, so above 1 means bytebpe is faster.
+A ratio is bytebpe throughput / other throughput, so above 1 means bytebpe is faster; in sections 9-11 each
+cell is that library's throughput / tiktoken's, best of one run per unseen slice (see "peers" below).
 """
 from __future__ import annotations
 
@@ -25,8 +29,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 import bytebpe
 from bytebpe.registry import ENCODING_SPECS
@@ -65,13 +72,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true",
                         help="smoke test: 1 MB, 1 repeat, cl100k_base only")
     parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write raw numbers here")
+    parser.add_argument("--peers", nargs="*", choices=PEER_NAMES, default=None, metavar="PEER",
+                        help=f"peer libraries for sections 9-11, of {', '.join(PEER_NAMES)} (default: every one "
+                             "installed; none given: bytebpe and tiktoken only)")
+    parser.add_argument("--peer-mb", type=float, default=1.0,
+                        help="megabytes of each unseen slice in sections 9-11; one slice per repeat (default 1)")
+    parser.add_argument("--sections", choices=("all", "peers"), default="all",
+                        help="peers: sections 9-11 only (default all)")
     args = parser.parse_args(argv)
     if args.quick:
         # --quick only changes the defaults: flags given explicitly next to it still win.
-        parser.set_defaults(mb=1.0, repeat=1, encodings=["cl100k_base"])
+        parser.set_defaults(mb=1.0, repeat=1, encodings=["cl100k_base"], peer_mb=0.25)
         args = parser.parse_args(argv)
-    if args.repeat < 1 or args.mb <= 0 or args.doc_bytes < 1:
-        parser.error("--repeat, --mb and --doc-bytes must be positive")
+    if args.repeat < 1 or args.mb <= 0 or args.doc_bytes < 1 or args.peer_mb <= 0:
+        parser.error("--repeat, --mb, --peer-mb and --doc-bytes must be positive")
+    if args.peers is None:
+        args.peers = installed_peers()
     return args
 
 
@@ -598,6 +614,439 @@ def print_load_times(rows: list[dict[str, Any]]) -> None:
                      "files.")
 
 
+# ==== peers: unseen text, fresh and primed objects, 2-thread batches ==============================
+#
+# Libraries that keep state across calls (bytebpe's persistent piece cache, gigatoken's pre-token cache)
+# would time cache hits if a repeat re-encoded text they had seen. So every timed run here gets BOTH a
+# fresh slice of the corpus that nothing in the process has encoded (repeat r takes the r-th slice after
+# the priming text) AND a fresh object: `Peer.make()` builds a new one (bytebpe: its shared piece cache
+# emptied). "primed" runs first encode PRIMING_MB of *other* text from the same file with that object.
+# Ids are checked equal to tiktoken's on every timed slice (with an object that is then thrown away)
+# before anything is timed; a peer that differs is reported with the first differing position, not timed.
+
+PEER_NAMES = ("gigatoken", "quicktok", "tokie", "bpe-openai")
+PRIMING_MB = 2.0
+BATCH_THREADS = 2
+BATCH_DOC_CHARS = (1000, 4000)      # 1-4 KB documents, cut at line ends
+
+
+@dataclass
+class Peer:
+    """How one library is built and called. `make` returns a fresh object; each call takes (object, input)."""
+
+    name: str
+    version: str
+    make: Callable[[], Any]
+    encode_list: Callable[[Any, str], Sequence[int]]
+    encode_numpy: Callable[[Any, str], Any] | None = None
+    batch_list: Callable[[Any, list[str]], Sequence[Sequence[int]]] | None = None     # 2 threads
+    batch_numpy: Callable[[Any, list[str]], Any] | None = None     # 2 threads; (flat ids, offsets)
+    primed: bool = False        # keeps a cache across calls: also timed after PRIMING_MB of other text
+    note: str = ""
+
+
+def _bytebpe_peer(encoding: str, vocab_dir: Path) -> Peer:
+    registry_copy = bytebpe.get_encoding(encoding)
+    cache_bytes = registry_copy.piece_cache_info().max_bytes
+
+    def make() -> bytebpe.Encoding:
+        # The piece cache belongs to the merge table, shared by every copy of the encoding: setting the
+        # bound drops what it held, so the next call starts from an empty cache.
+        registry_copy.set_piece_cache_bytes(0)
+        registry_copy.set_piece_cache_bytes(cache_bytes)
+        return registry_copy
+
+    return Peer("bytebpe", bytebpe.__version__, make,
+                lambda enc, text: enc.encode_ordinary(text),
+                lambda enc, text: enc.encode_to_numpy(text),
+                lambda enc, docs: enc.encode_ordinary_batch(docs, num_threads=BATCH_THREADS),
+                lambda enc, docs: enc.encode_batch_to_numpy(docs, num_threads=BATCH_THREADS),
+                primed=True, note=f"piece cache {cache_bytes / 2**20:g} MiB, emptied before each run")
+
+
+def _tiktoken_peer(encoding: str, vocab_dir: Path) -> Peer:
+    import tiktoken
+
+    return Peer("tiktoken", _version("tiktoken"), lambda: tiktoken.get_encoding(encoding),
+                lambda enc, text: enc.encode_ordinary(text),
+                lambda enc, text: enc.encode_to_numpy(text),
+                lambda enc, docs: enc.encode_ordinary_batch(docs, num_threads=BATCH_THREADS),
+                note="no state across calls")
+
+
+# gigatoken takes the split pattern from the .tiktoken file's name; gpt2 has r50k_base's ranks and pattern.
+_GIGATOKEN_FILES = {"gpt2": "r50k_base", "r50k_base": "r50k_base", "cl100k_base": "cl100k_base",
+                    "o200k_base": "o200k_base"}
+
+
+def _gigatoken_peer(encoding: str, vocab_dir: Path) -> Peer:
+    import gigatoken
+
+    if encoding not in _GIGATOKEN_FILES:
+        raise ValueError(f"reads only {', '.join(sorted(_GIGATOKEN_FILES))}")
+    path = vocab_dir / f"{_GIGATOKEN_FILES[encoding]}.tiktoken"
+
+    def make() -> tuple[Any, Any]:
+        tokenizer = gigatoken.Tokenizer.from_tiktoken(path)
+        return tokenizer, tokenizer.as_tiktoken()
+
+    def batch_numpy(made: tuple[Any, Any], docs: list[str]) -> Any:
+        # encode_batch gives an awkward Array; its flat content and offsets are the numpy form.
+        layout = made[0].encode_batch(docs).layout
+        return layout.content.data, layout.offsets.data
+
+    return Peer("gigatoken", _version("gigatoken"), make,
+                lambda made, text: made[1].encode_ordinary(text),
+                lambda made, text: made[0].encode(text),
+                lambda made, docs: made[1].encode_ordinary_batch(docs, num_threads=BATCH_THREADS),
+                batch_numpy, primed=True,
+                note="`Tokenizer.from_tiktoken` per run; list = `.as_tiktoken().encode_ordinary`, numpy = "
+                     "`Tokenizer.encode`; batches on its own Rust pool (no thread count; this box has 2 cores)")
+
+
+def _quicktok_peer(encoding: str, vocab_dir: Path) -> Peer:
+    import quicktok
+
+    if encoding not in ("cl100k_base", "o200k_base", "o200k_harmony"):
+        raise ValueError("bundles cl100k_base, o200k_base, o200k_harmony (and non-OpenAI ones) only")
+    return Peer("quicktok", _version(PEER_DISTRIBUTIONS["quicktok"]), lambda: quicktok.Tokenizer(encoding, ""),
+                lambda tok, text: tok.encode_ordinary(text),
+                lambda tok, text: tok.encode_batch([text], 1)[0],
+                None,
+                lambda tok, docs: tok.encode_batch(docs, BATCH_THREADS),
+                note="numpy = `encode_batch([text], 1)` (flat uint32); its batch has numpy output only")
+
+
+def _tokie_peer(encoding: str, vocab_dir: Path) -> Peer:
+    import tokie
+
+    # tokie reads Hugging Face tokenizer.json files only: bytebpe writes one for the encoding (and the ids
+    # are checked against tiktoken's like every peer's).
+    with tempfile.TemporaryDirectory(prefix="bench-tokie-") as folder:
+        path = Path(folder) / "tokenizer.json"
+        bytebpe.get_encoding(encoding).to_tokenizer_json(path)
+        tokenizer = tokie.Tokenizer.from_json(str(path))
+    return Peer("tokie", _version("tokie"), lambda: tokenizer,
+                lambda tok, text: tok.encode(text, add_special_tokens=False).ids,
+                None,
+                lambda tok, docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)],
+                note="from bytebpe's `to_tokenizer_json`; one object (no cross-call cache); batch on its own "
+                     "Rust pool")
+
+
+def _bpe_openai_peer(encoding: str, vocab_dir: Path) -> Peer:
+    import bpe_openai
+    from bpe_openai import _bindings
+
+    if encoding not in _bindings.supported_encodings():
+        raise ValueError(f"supports {', '.join(_bindings.supported_encodings())}")
+    wrapper = bpe_openai.get_encoding(encoding)
+    return Peer("bpe-openai", _version("bpe-openai"), lambda: _bindings.tokenizer_for_encoding(encoding),
+                lambda tok, text: tok.encode(text),
+                None,
+                lambda tok, docs: wrapper.encode_ordinary_batch(docs, num_threads=BATCH_THREADS),
+                note="list = the Rust binding's `encode` (the tiktoken-style wrapper refuses texts over 200,000 "
+                     "tokens); batch = the wrapper's `encode_ordinary_batch` (a Python thread pool)")
+
+
+PEER_BUILDERS: dict[str, Callable[[str, Path], Peer]] = {
+    "gigatoken": _gigatoken_peer, "quicktok": _quicktok_peer, "tokie": _tokie_peer, "bpe-openai": _bpe_openai_peer}
+PEER_MODULES = {"gigatoken": "gigatoken", "quicktok": "quicktok", "tokie": "tokie", "bpe-openai": "bpe_openai"}
+PEER_DISTRIBUTIONS = {"gigatoken": "gigatoken", "quicktok": "quicktok-v1", "tokie": "tokie", "bpe-openai": "bpe-openai"}
+
+
+def installed_peers() -> list[str]:
+    import importlib.util
+
+    return [name for name in PEER_NAMES if importlib.util.find_spec(PEER_MODULES[name]) is not None]
+
+
+def read_range(path: Path, start_mb: float, megabytes: float) -> str:
+    """`megabytes` of a UTF-8 file from byte `start_mb` MB on, both ends moved to whole characters."""
+    with open(path, "rb") as file:
+        file.seek(int(start_mb * MB))
+        data = file.read(int(megabytes * MB) + 4)
+    begin = 0
+    while begin < len(data) and 0x80 <= data[begin] < 0xC0:     # skip a cut character's tail
+        begin += 1
+    end = min(len(data), begin + int(megabytes * MB))
+    while end < len(data) and 0x80 <= data[end] < 0xC0:         # and stop before one's tail
+        end -= 1
+    if end - begin < int(megabytes * MB) * 0.9:
+        sys.exit(f"bench_encode: {path} is too short for {start_mb + megabytes:g} MB; lower --mb or --peer-mb")
+    return data[begin:end].decode("utf-8")
+
+
+def cut_random_documents(text: str, rng: random.Random) -> list[str]:
+    """`text` cut at line ends into documents of BATCH_DOC_CHARS characters (a random size each)."""
+    documents, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + rng.randint(*BATCH_DOC_CHARS) - 1)
+        end = len(text) if end < 0 else end + 1
+        documents.append(text[start:end])
+        start = end
+    return documents
+
+
+def _as_flat(result: Any) -> tuple[list[int], list[int]]:
+    ids, offsets = result
+    return np.asarray(ids).tolist(), np.asarray(offsets).tolist()
+
+
+def _offsets_of(batches: Sequence[Sequence[int]]) -> list[int]:
+    offsets = [0]
+    for ids in batches:
+        offsets.append(offsets[-1] + len(ids))
+    return offsets
+
+
+# What each measurement calls and how its output becomes ids to compare with tiktoken's.
+PEER_KINDS = ("list", "numpy", "batch_list", "batch_numpy")
+
+
+def _call(peer: Peer, kind: str) -> Callable[[Any, Any], Any] | None:
+    return {"list": peer.encode_list, "numpy": peer.encode_numpy, "batch_list": peer.batch_list,
+            "batch_numpy": peer.batch_numpy}[kind]
+
+
+def _comparable(kind: str, output: Any) -> Any:
+    if kind == "list":
+        return list(output)
+    if kind == "numpy":
+        return np.asarray(output).tolist()
+    if kind == "batch_list":
+        return [list(ids) for ids in output]
+    ids, offsets = _as_flat(output)
+    return [ids[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
+
+
+def check_peer(peer: Peer, kind: str, inputs: Sequence[Any], expected: Sequence[Any]) -> str:
+    """"" when `peer`'s `kind` output equals tiktoken's on every input, else why not (first difference)."""
+    call = _call(peer, kind)
+    assert call is not None
+    obj = peer.make()       # thrown away: timed runs use objects that have not seen these inputs
+    for index, (item, reference) in enumerate(zip(inputs, expected)):
+        try:
+            actual = _comparable(kind, call(obj, item))
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:     # a Rust panic is a BaseException: report it as a refusal
+            return f"refused input {index}: {type(error).__name__}: {str(error)[:120]}"
+        if kind.startswith("batch"):
+            if len(actual) != len(reference):
+                return f"input {index}: {len(actual)} documents back for {len(reference)}"
+            for document, (want, got) in enumerate(zip(reference, actual)):
+                position = first_difference(want, got)
+                if position is not None:
+                    return f"inexact: input {index}, document {document}, first difference at token {position}"
+        else:
+            position = first_difference(reference, actual)
+            if position is not None:
+                return (f"inexact: input {index}, first difference at token {position} "
+                        f"(lengths {len(reference)} vs {len(actual)})")
+    return ""
+
+
+def time_fresh_runs(peer: Peer, kind: str, inputs: Sequence[Any], input_bytes: Sequence[int],
+                    priming: str | None) -> dict[str, float]:
+    """Best MB/s over the inputs, each timed once with a fresh object (primed first when `priming`); also
+    that run's CPU time / wall time, to show a library that used more than one core for one call."""
+    call = _call(peer, kind)
+    assert call is not None
+    best_rate, cpu_share = 0.0, 0.0
+    for item, size in zip(inputs, input_bytes):
+        obj = peer.make()
+        if priming is not None:
+            peer.encode_list(obj, priming)
+        gc.collect()
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            cpu_start, start = time.process_time(), time.perf_counter()
+            result = call(obj, item)
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        del result
+        rate = size / MB / elapsed
+        if rate > best_rate:
+            best_rate, cpu_share = rate, cpu / elapsed
+    return {"mb_per_s": best_rate, "cpu_per_wall": cpu_share}
+
+
+def measure_peers_on(encoding: str, corpus: str, path: Path, peers: list[Peer], args: argparse.Namespace
+                     ) -> dict[str, Any]:
+    """Check, then time, every peer on unseen slices of one corpus (layout in the section comment)."""
+    print(f"[peers: {encoding} / {corpus}]", file=sys.stderr, flush=True)
+    start = args.mb     # the sections above encoded the first --mb MB: this section starts after them
+    priming = read_range(path, start, PRIMING_MB)
+    start += PRIMING_MB
+    slices = [read_range(path, start + r * args.peer_mb, args.peer_mb) for r in range(args.repeat)]
+    start += args.repeat * args.peer_mb
+    rng = random.Random(13)     # the same documents every run
+    batches = [cut_random_documents(read_range(path, start + r * args.peer_mb, args.peer_mb), rng)
+               for r in range(args.repeat)]
+    slice_bytes = [len(text.encode("utf-8")) for text in slices]
+    batch_bytes = [sum(len(doc.encode("utf-8")) for doc in docs) for docs in batches]
+    reference = peers[1]        # tiktoken
+    expected_single = [reference.encode_list(reference.make(), text) for text in slices]
+    expected_batch = [[reference.encode_list(reference.make(), doc) for doc in docs] for docs in batches]
+    result: dict[str, Any] = {
+        "encoding": encoding, "corpus": corpus, "slice_bytes": slice_bytes, "batch_bytes": batch_bytes,
+        "batch_docs": [len(docs) for docs in batches], "tokens": [len(ids) for ids in expected_single],
+        "rates": {}, "excluded": {}}
+    for peer in peers:
+        if peer.primed:     # a fresh object's first call: its one-time setup, which every fresh run times
+            obj = peer.make()
+            start_time = time.perf_counter()
+            peer.encode_list(obj, "a")
+            result.setdefault("first_call_seconds", {})[peer.name] = time.perf_counter() - start_time
+        for kind in PEER_KINDS:
+            if _call(peer, kind) is None:
+                continue
+            single = kind in ("list", "numpy")
+            inputs, expected = (slices, expected_single) if single else (batches, expected_batch)
+            why = check_peer(peer, kind, inputs, expected)
+            if why:
+                if peer.name in ("bytebpe", "tiktoken"):
+                    raise Mismatch(f"{encoding} / {corpus}: {peer.name} {kind}: {why}")
+                result["excluded"][f"{peer.name} {kind}"] = why
+                continue
+            sizes = slice_bytes if single else batch_bytes
+            result["rates"][f"{peer.name} {kind} fresh"] = time_fresh_runs(peer, kind, inputs, sizes, None)
+            if peer.primed:
+                result["rates"][f"{peer.name} {kind} primed"] = time_fresh_runs(peer, kind, inputs, sizes, priming)
+                if peer.name == "bytebpe" and kind == "list":
+                    info = peer.make()
+                    peer.encode_list(info, priming)
+                    before = info.piece_cache_info()
+                    peer.encode_list(info, slices[0])
+                    after = info.piece_cache_info()
+                    lookups = after.lookups - before.lookups
+                    result["bytebpe_primed_hit_rate"] = (after.hits - before.hits) / lookups if lookups else None
+        if peer.name == "bytebpe":     # the single-thread loops the 2-thread batches are compared with
+            for kind, call in (("loop_list", peer.encode_list), ("loop_numpy", peer.encode_numpy)):
+                loop_peer = Peer(peer.name, peer.version, peer.make,
+                                 lambda enc, docs, call=call: [call(enc, doc) for doc in docs])
+                result["rates"][f"bytebpe {kind} fresh"] = time_fresh_runs(loop_peer, "list", batches,
+                                                                          batch_bytes, None)
+    return result
+
+
+def build_peers(encoding: str, names: Sequence[str], vocab_dir: Path, notes: list[str]) -> list[Peer]:
+    """bytebpe and tiktoken, then each requested peer that can load `encoding` (a note for each that cannot)."""
+    peers = [_bytebpe_peer(encoding, vocab_dir), _tiktoken_peer(encoding, vocab_dir)]
+    for name in names:
+        try:
+            peers.append(PEER_BUILDERS[name](encoding, vocab_dir))
+        except ImportError as error:
+            notes.append(f"{name}: not installed ({error})")
+        except Exception as error:
+            notes.append(f"{name}: no {encoding} ({type(error).__name__}: {error})")
+    return peers
+
+
+def _cell(result: dict[str, Any], key: str, reference_key: str) -> str:
+    """"ratio× (MB/s)" of one measurement against tiktoken's, "inexact"/"refused" or "—" when absent."""
+    rate = result["rates"].get(key)
+    if rate is None:
+        name, kind, _ = key.split(" ")
+        why = result["excluded"].get(f"{name} {kind}")
+        return "" if why is None else ("inexact" if why.startswith("inexact") else "refused")
+    reference = result["rates"][reference_key]["mb_per_s"]
+    flag = "*" if rate["cpu_per_wall"] > 1.3 and "batch" not in key else ""
+    return f"{rate['mb_per_s'] / reference:.2f}×{flag} ({rate['mb_per_s']:.1f})"
+
+
+# The columns of the batch table: (library, output, fresh or primed).
+BATCH_COLUMNS = (("bytebpe", "batch_list", "fresh"), ("bytebpe", "batch_list", "primed"),
+                 ("bytebpe", "batch_numpy", "fresh"), ("bytebpe", "batch_numpy", "primed"),
+                 ("gigatoken", "batch_list", "fresh"), ("gigatoken", "batch_list", "primed"),
+                 ("gigatoken", "batch_numpy", "fresh"), ("gigatoken", "batch_numpy", "primed"),
+                 ("quicktok", "batch_numpy", "fresh"), ("tokie", "batch_list", "fresh"),
+                 ("bpe-openai", "batch_list", "fresh"))
+
+
+def print_peer_tables(results: list[dict[str, Any]], peer_notes: dict[str, str], notes: list[str]) -> None:
+    single_columns = [("bytebpe", "fresh"), ("bytebpe", "primed"), ("gigatoken", "fresh"), ("gigatoken", "primed"),
+                      ("quicktok", "fresh"), ("tokie", "fresh"), ("bpe-openai", "fresh")]
+    present = {key.rsplit(" ", 2)[0] for r in results for key in r["rates"]} | \
+              {key.split(" ")[0] for r in results for key in r["excluded"]}
+
+    def table(kind: str, columns: list[tuple[str, str]], reference: str, title: str, note: str) -> None:
+        columns = [(name, variant) for name, variant in columns if name in present]
+        rows = []
+        for r in results:
+            rows.append([r["encoding"], r["corpus"], fmt(r["rates"][reference]["mb_per_s"]),
+                         *[_cell(r, f"{name} {kind} {variant}", reference) for name, variant in columns]])
+        print_table(title, ["encoding", "corpus", "tiktoken MB/s",
+                            *[f"{name} {variant}" for name, variant in columns]], rows, note=note)
+
+    print(f"\n# Peers on text the process has not seen ({PRIMING_MB:g} MB priming, "
+          f"{results[0]['slice_bytes'][0] / MB:.2f} MB slices)" if results else "")
+    table("list", single_columns, "tiktoken list fresh",
+          "9. One thread, list output, unseen text: × tiktoken `encode_ordinary` (MB/s)",
+          "Each run: a fresh object and a slice nothing in the process has encoded; best of the slices. "
+          f"primed = that fresh object first encoded {PRIMING_MB:g} MB of other text from the same file. "
+          "* = the call used more than 1.3 CPUs (CPU time / wall time).")
+    table("numpy", [("bytebpe", "fresh"), ("bytebpe", "primed"), ("gigatoken", "fresh"), ("gigatoken", "primed"),
+                    ("quicktok", "fresh"), ("tiktoken", "fresh")], "tiktoken list fresh",
+          "10. One thread, numpy output, unseen text: × tiktoken `encode_ordinary` (list) (MB/s)",
+          "bytebpe `encode_to_numpy`, gigatoken `Tokenizer.encode`, quicktok `encode_batch([text], 1)`, "
+          "tiktoken `encode_to_numpy`.")
+    rows = []
+    for r in results:
+        rates = r["rates"]
+        loop_list = rates["bytebpe loop_list fresh"]["mb_per_s"]
+        loop_numpy = rates["bytebpe loop_numpy fresh"]["mb_per_s"]
+        row = [r["encoding"], r["corpus"], f"{sum(r['batch_docs']) // len(r['batch_docs']):,}",
+               fmt(rates["tiktoken batch_list fresh"]["mb_per_s"]), fmt(loop_list),
+               ratio(rates["bytebpe batch_list fresh"]["mb_per_s"], loop_list),
+               ratio(rates["bytebpe batch_numpy fresh"]["mb_per_s"], loop_numpy)]
+        for name, kind, variant in BATCH_COLUMNS:
+            if name in present:
+                row.append(_cell(r, f"{name} {kind} {variant}", "tiktoken batch_list fresh"))
+        rows.append(row)
+    batch_header = [f"{name} {kind.replace('batch_', '')} {variant}" for name, kind, variant in BATCH_COLUMNS
+                    if name in present]
+    print_table(f"11. {BATCH_THREADS}-thread batch, {BATCH_DOC_CHARS[0]}–{BATCH_DOC_CHARS[1]}-character documents: "
+                f"× tiktoken `encode_ordinary_batch(num_threads={BATCH_THREADS})` (MB/s)",
+                ["encoding", "corpus", "docs/run", "tiktoken batch MB/s", "bytebpe 1-thread loop MB/s",
+                 "bytebpe list batch / loop", "bytebpe numpy batch / numpy loop", *batch_header], rows,
+                note="The scaling columns divide bytebpe's 2-thread batch by its own single-thread loop of "
+                     "`encode_ordinary` (list) or `encode_to_numpy` (numpy) over the same documents.")
+    for r in results:
+        if r.get("bytebpe_primed_hit_rate") is not None:
+            notes.append(f"bytebpe piece cache hit rate on an unseen slice after {PRIMING_MB:g} MB priming, "
+                         f"{r['encoding']} / {r['corpus']}: {100 * r['bytebpe_primed_hit_rate']:.1f}%")
+        for name, seconds in r.get("first_call_seconds", {}).items():
+            if seconds < 1e-3:
+                continue    # nothing to say
+            notes.append(f"{name}: a fresh object's first `encode_ordinary(\"a\")` takes {seconds * 1e3:,.1f} ms "
+                         f"({r['encoding']} / {r['corpus']}; one-time setup, timed in every fresh run)")
+        for what, why in r["excluded"].items():
+            notes.append(f"{what} not timed on {r['encoding']} / {r['corpus']}: {why}")
+    print("\nPeers: " + "; ".join(f"**{name}** — {note}" for name, note in peer_notes.items()))
+
+
+def run_peers(args: argparse.Namespace, vocab_dir: Path, corpus_dir: Path) -> list[dict[str, Any]]:
+    notes: list[str] = []
+    peer_notes: dict[str, str] = {}
+    results = []
+    for encoding in args.encodings:
+        peers = build_peers(encoding, args.peers, vocab_dir, notes)
+        for peer in peers:
+            peer_notes.setdefault(f"{peer.name} {peer.version}", peer.note)
+        for corpus in args.corpora:
+            results.append(measure_peers_on(encoding, corpus, corpus_dir / corpus, peers, args))
+    print_peer_tables(results, peer_notes, notes)
+    print("")
+    for note in dict.fromkeys(notes):
+        print(f"- {note}")
+    return results
+
+
 # ==== main ========================================================================================
 
 
@@ -632,7 +1081,11 @@ def run(args: argparse.Namespace, vocab_dir: Path) -> dict[str, Any]:
                 "tokenizers": _version("tokenizers")}
     hf_gpt2, hf_missing = huggingface_gpt2(vocab_dir) if "gpt2" in args.encodings else (None, "")
     notes = [f"HF tokenizers excluded: {hf_missing}"] if hf_missing else []
+    versions.update({name: _version(PEER_DISTRIBUTIONS[name]) for name in args.peers})
     print_header(args, versions, corpus_dir)
+    if args.sections == "peers":
+        peers = run_peers(args, vocab_dir, corpus_dir)
+        return {"versions": versions, "args": {k: str(v) for k, v in vars(args).items()}, "peers": peers}
 
     samples = {name: read_sample(corpus_dir / name, args.mb) for name in args.corpora}
     results = []
@@ -656,8 +1109,10 @@ def run(args: argparse.Namespace, vocab_dir: Path) -> dict[str, Any]:
     print("[measuring resident memory]", file=sys.stderr, flush=True)
     memory = measure_resident_memory(args.encodings)
     print_resident_memory(memory)
+    peers = run_peers(args, vocab_dir, corpus_dir)
     return {"versions": versions, "args": {k: str(v) for k, v in vars(args).items()}, "results": results,
-            "worst_cases": worst, "load_times": loads, "resident_memory": memory, "notes": notes}
+            "worst_cases": worst, "load_times": loads, "resident_memory": memory, "notes": notes,
+            "peers": peers}
 
 
 def _version(module_name: str) -> str:

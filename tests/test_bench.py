@@ -4,7 +4,13 @@ fails), any other peer that differs or refuses a text is left out of that row wi
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -136,3 +142,80 @@ def test_a_caching_peer_times_a_fresh_instance_that_has_seen_only_other_text(mon
     first_english_run = timed[0]
     assert english not in first_english_run[:2] and first_english_run[-1] == english
     assert "keeps a piece cache across calls" in capsys.readouterr().out
+
+
+# ==== benchmarks/bench_encode.py: the peers sections (9-11) =========================================
+
+BENCH_ENCODE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_encode.py"
+
+
+def load_bench_encode():
+    spec = importlib.util.spec_from_file_location("bench_encode", BENCH_ENCODE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_encode"] = module    # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_encode_quick_runs_every_section_with_bytebpe_and_tiktoken_and_no_peer(data_dir, corpus_dir,
+                                                                                      tmp_path):
+    pytest.importorskip("tiktoken")
+    raw = tmp_path / "raw.json"
+    # --quick with less text and no worst cases: every section, in seconds. `--peers` with no name: the
+    # optional peers are left out whether installed or not; bytebpe and tiktoken always run.
+    finished = subprocess.run(
+        [sys.executable, str(BENCH_ENCODE), "--quick", "--mb", "0.1", "--peer-mb", "0.05", "--no-worst",
+         "--corpus-dir", str(corpus_dir), "--peers", "--json", str(raw)],
+        capture_output=True, text=True, env={**os.environ, "BYTEBPE_DATA_DIR": str(data_dir)}, timeout=300)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    out = finished.stdout
+    assert out.count("load average") == 2          # at start and at end
+    for title in ("## 1. One text", "## 9. One thread, list output, unseen text",
+                  "## 10. One thread, numpy output", "## 11. 2-thread batch"):
+        assert title in out
+    peers = json.loads(raw.read_text())["peers"]
+    assert [r["corpus"] for r in peers] == ["english_prose.txt", "code.txt", "multilingual.txt"]
+    for result in peers:
+        assert {key.split(" ")[0] for key in result["rates"]} == {"bytebpe", "tiktoken"}
+        assert result["excluded"] == {}
+        for key in ("bytebpe list fresh", "bytebpe list primed", "bytebpe numpy fresh", "bytebpe numpy primed",
+                    "bytebpe batch_list fresh", "bytebpe batch_numpy fresh", "bytebpe loop_list fresh",
+                    "tiktoken list fresh", "tiktoken numpy fresh", "tiktoken batch_list fresh"):
+            assert result["rates"][key]["mb_per_s"] > 0
+        # Slices of about --peer-mb each, after the --mb of the other sections and the 2 MB priming text.
+        assert all(0.04e6 < size <= 0.05e6 for size in result["slice_bytes"])
+
+
+def test_bench_encode_reports_an_inexact_peer_where_it_differs_and_does_not_time_it(data_dir, corpus_dir,
+                                                                                   monkeypatch, capsys):
+    pytest.importorskip("tiktoken")
+    bench_encode = load_bench_encode()
+    made: list[object] = []
+
+    def wrong_peer(encoding, vocab_dir):
+        enc = bytebpe.get_encoding(encoding)
+
+        def make():
+            made.append(object())
+            return enc
+
+        def off_by_one(ids):
+            return [*ids[:5], ids[5] + 1, *ids[6:]]
+
+        return bench_encode.Peer("quicktok", "9.9", make, lambda e, text: off_by_one(e.encode_ordinary(text)),
+                                 encode_numpy=lambda e, text: e.encode_to_numpy(text), note="a fake")
+
+    monkeypatch.setattr(bench_encode, "PEER_BUILDERS", {"quicktok": wrong_peer})
+    monkeypatch.setenv("BYTEBPE_DATA_DIR", str(data_dir))
+    assert bench_encode.main(["--quick", "--sections", "peers", "--mb", "0.1", "--peer-mb", "0.05",
+                              "--corpus-dir", str(corpus_dir), "--corpora", "english_prose.txt",
+                              "--peers", "quicktok"]) == 0
+    out = capsys.readouterr().out
+    assert "quicktok list not timed on cl100k_base / english_prose.txt: inexact: input 0, first difference " \
+           "at token 5" in out
+    row = next(line for line in out.splitlines() if line.startswith("| cl100k_base | english_prose.txt")
+               and "inexact" in line)
+    assert row.count("inexact") == 1
+    # One object to check the list output (then not timed), one to check the numpy output, and a fresh one
+    # for its one timed run (--quick: one repeat).
+    assert len(made) == 3
