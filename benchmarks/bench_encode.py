@@ -353,17 +353,12 @@ def measure_load_times(names: Sequence[str]) -> list[dict[str, Any]]:
     import tiktoken
     import tiktoken.registry
 
-    from bytebpe import encoding as bytebpe_encoding
     from bytebpe import registry as bytebpe_registry
 
     def clear_bytebpe() -> None:
-        if hasattr(bytebpe_registry, "_clear_caches"):
-            bytebpe_registry._clear_caches()
-        # The compiled split pattern is cached apart from the registry; tiktoken compiles its pattern on
-        # every load, so clear ours too to compare like with like.
-        if hasattr(bytebpe_encoding, "_compile_pattern") and hasattr(bytebpe_encoding._compile_pattern,
-                                                                       "cache_clear"):
-            bytebpe_encoding._compile_pattern.cache_clear()
+        bytebpe_registry._clear_caches()
+        # `regex` caches compiled patterns; tiktoken compiles its pattern on every load, so clear that too
+        # to compare like with like.
         regex.purge()
 
     data_dir = os.environ.pop("BYTEBPE_DATA_DIR", None)     # only bytebpe reads it
