@@ -1862,6 +1862,14 @@ cdef class _IdBuffer:
 
 
 
+def _utf8_of(str text not None):
+    """The UTF-8 bytes that the compiled code reads for `text` (tests compare them with str.encode)."""
+    cdef list owners = []
+    cdef Py_ssize_t size
+    cdef const uint8_t* data = _utf8_view(text, &size, owners)
+    return PyBytes_FromStringAndSize(<const char*>data, size)
+
+
 def _default_piece_cache_bytes():
     value = os.environ.get(PIECE_CACHE_BYTES_ENV)
     if value is None or value == "":
