@@ -64,6 +64,10 @@ def test_the_sdist_carries_the_sources_a_build_needs_and_no_generated_cpp(sdist)
     with tarfile.open(sdist) as archive:
         names = [name.split("/", 1)[1] for name in archive.getnames() if "/" in name]
     assert set(SOURCE_BUILD_NEEDS) <= set(names), set(SOURCE_BUILD_NEEDS) - set(names)
+    # Every source the compiler reads: the modules, their declarations, included .pxi files and C headers.
+    compiled_sources = {str(path.relative_to(ROOT)) for suffix in ("pyx", "pxd", "pxi", "h")
+                        for path in (ROOT / "src" / "bytebpe").glob(f"*.{suffix}")}
+    assert compiled_sources <= set(names), compiled_sources - set(names)
     assert not [name for name in names if name.endswith((".cpp", ".so"))]
 
 

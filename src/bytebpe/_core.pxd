@@ -90,29 +90,16 @@ cdef class MergeTable:
     # Append the BPE ids of one piece to `out`. Returns 0, or 1 when a byte of the piece has no rank
     # (the table lacks a single-byte token); raises MemoryError (with the GIL) when allocation fails.
     cdef int encode_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
-    # Like encode_piece, for a piece already known not to be a whole token.
+    # Like encode_piece, for a piece already known not to be a whole token. It picks the merge strategy;
+    # the strategies are module-level functions of the table (_merge_*.pxi, _core.pyx's docstring).
     cdef int merge_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
                          PairMemo* memo) except -1 nogil
-    cdef int _merge_by_scan(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
-                            PairMemo* memo) except -1 nogil
     cdef Rank _pair_rank(self, PairMemo* memo, const uint8_t* data, Py_ssize_t n, Rank left,
                          Rank right) noexcept nogil
-    cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
-    cdef int _merge_by_buckets(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
-                               PairMemo* memo) except -1 nogil
-    # HF's rule on one piece: byte tokens merged by the lowest pair rank (bytes without a token dropped).
-    cdef int _merge_by_pair_rank(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
     cdef const PairMerge* _find_merge(self, Rank left, Rank right) noexcept nogil
     cdef const PairMerge* _first_merge(self, const Rank* ids, const uint8_t* data, Py_ssize_t k) noexcept nogil
-    cdef int _pair_merge_scan(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out,
-                              const uint8_t* data) except -1 nogil
-    cdef int _pair_merge_heap(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out,
-                              const uint8_t* data) except -1 nogil
     cdef int _keep_whole_tokens_of_rule(self) except -1
-    cdef int _merge_run(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil
-    cdef Rank _run_rank(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t size) noexcept nogil
     cdef void _insert(self, Rank rank) noexcept
-    cdef int _parse_tiktoken(self, const uint8_t* text, Py_ssize_t size) except -1 nogil
     cdef int _check_size(self, Py_ssize_t n_tokens, Py_ssize_t max_rank, Py_ssize_t total_bytes) except -1
     cdef bint _index(self) except -1
     cdef bytes _token_bytes(self, Py_ssize_t rank)

@@ -10,15 +10,21 @@ with the lowest merge index; ids are decoupled from ranks. `_reference.py` state
 MergeTable (the vocabulary; shared read-only by every thread)
 - Rank table: open addressing on a hash of the token bytes, a Bloom filter in front (`_maybe_token`: most
   candidate pairs of a long piece are not tokens). Built from a dict, a `.tiktoken` file
-  (`from_tiktoken` / `_parse_tiktoken`, in C, every offset checked) or a bundled vocabulary (`from_bundled`).
+  (`from_tiktoken` / `_parse_tiktoken` in _tiktoken_format.pxi: in C, every offset checked) or a bundled
+  vocabulary (`from_bundled`).
 - Merge strategies, chosen by piece length in `merge_piece` (thresholds are the enums below, each with its
-  measurement): whole-piece lookup first; `_merge_by_scan` up to SCAN_MAX_BYTES (flat arrays on the stack,
-  4-wide minimum search, no allocation); `_merge_by_heap` below BUCKETS_MIN_BYTES (binary heap, lazy
-  invalidation, O(n log n)); `_merge_by_buckets` from BUCKETS_MIN_BYTES (one bucket per rank: a long piece
-  has many pairs of few ranks; on 65-255-byte pieces the heap measured 2.2x faster in the review of
-  issue 15, so buckets start at 256); `_merge_run` from RUN_MIN_BYTES for pieces that repeat one byte (runs of equal tokens: 50 MB of "a"
-  took 1.33 GB by buckets, 79 MB this way). `_merge_by_pair_rank` is the pair-rank rule's scan/heap, with
-  a dense table of the 65,536 byte pairs for its first lookups.
+  measurement), each a module-level function of the table in its own included file:
+  whole-piece lookup first; `_merge_by_scan` (_merge_scan.pxi) up to SCAN_MAX_BYTES (flat arrays on the
+  stack, 4-wide minimum search, no allocation); `_merge_by_heap` (_merge_heap.pxi) below BUCKETS_MIN_BYTES
+  (binary heap, lazy invalidation, O(n log n)); `_merge_by_buckets` (_merge_buckets.pxi) from
+  BUCKETS_MIN_BYTES (one bucket per rank: a long piece has many pairs of few ranks; on 65-255-byte pieces
+  the heap measured 2.2x faster in the review of issue 15, so buckets start at 256); `_merge_run`
+  (_merge_run.pxi) from RUN_MIN_BYTES for pieces that repeat one byte (runs of equal tokens: 50 MB of "a"
+  took 1.33 GB by buckets, 79 MB this way). `_merge_by_pair_rank` (_merge_pair_rank.pxi) is the pair-rank
+  rule's scan/heap, with a dense table of the 65,536 byte pairs for its first lookups. Included rather than
+  cimported from modules of their own, so that their calls into the table's lookups stay direct and
+  inlinable (callgrind, against the same code as methods: +0.08% instructions on English, +0.2% on a mix
+  heavy in long pieces, from the compiler's different inlining).
 - `_pair_rank` memo: a direct-mapped (left, right) -> rank memo per call, so a pair met again costs one
   compare instead of hashing the concatenation.
 
@@ -98,6 +104,9 @@ cdef uint64_t NO_PAIR = 0xFFFFFFFFFFFFFFFFULL
 # faster than the buckets (measured in issue 15's review).
 cdef enum:
     BUCKETS_MIN_BYTES = 256
+# A part offset that names no part (pieces of 2**32 - 1 bytes or more are refused).
+cdef enum:
+    NO_PART = 0xFFFFFFFF
 # Pieces of at least this many bytes that repeat one byte merge as runs of equal tokens (see _merge_run),
 # in memory of a few runs instead of 16 bytes per byte: 50 MB of "a" took 1.33 GB by buckets. Checking a
 # piece for it reads its bytes once, well under 1% of merging it any other way.
@@ -234,31 +243,6 @@ cdef inline Rank _probe(const Slot* slots, uint64_t mask, uint64_t h, uint64_t h
         i = (i + 1) & mask
 
 
-cdef inline uint64_t _smallest_key(const uint64_t* key, Py_ssize_t padded) noexcept nogil:
-    """min(key[:padded]) for padded a positive multiple of 4: a branch-free minimum (compare-and-branch
-    mispredicted on most pairs) in four independent chains, so the compare latency overlaps."""
-    cdef uint64_t b0 = key[0], b1 = key[1], b2 = key[2], b3 = key[3]
-    cdef Py_ssize_t k
-    for k in range(4, padded, 4):
-        b0 = key[k] if key[k] < b0 else b0
-        b1 = key[k + 1] if key[k + 1] < b1 else b1
-        b2 = key[k + 2] if key[k + 2] < b2 else b2
-        b3 = key[k + 3] if key[k + 3] < b3 else b3
-    b0 = b1 if b1 < b0 else b0
-    b2 = b3 if b3 < b2 else b2
-    return b2 if b2 < b0 else b0
-
-
-# Value of each byte as a base64 digit (standard alphabet), 64 for bytes that are not one.
-cdef uint8_t _BASE64_VALUE[256]
-for _byte in range(256):
-    _BASE64_VALUE[_byte] = 64
-_BASE64_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-for _value in range(64):
-    _BASE64_VALUE[ord(_BASE64_DIGITS[_value])] = _value
-del _byte, _value, _BASE64_DIGITS
-
-
 @cython.final
 cdef class MergeTable:
     """The mergeable tokens of an encoding: bytes -> rank lookups and the BPE merge loop.
@@ -331,7 +315,7 @@ cdef class MergeTable:
         cdef Py_ssize_t n_tokens, max_rank, total_bytes
         cdef int ok
         with nogil:
-            ok = table._parse_tiktoken(text, size)
+            ok = _parse_tiktoken(table, text, size)
         if not ok:
             return None
         n_tokens = 0
@@ -397,71 +381,6 @@ cdef class MergeTable:
         if not table._index():
             raise ValueError("bundled vocabulary: a token appears twice")
         return table
-
-    cdef int _parse_tiktoken(self, const uint8_t* text, Py_ssize_t size) except -1 nogil:
-        """Fill blob/token_start/token_len from `.tiktoken` contents; 0 when they are not plainly valid."""
-        cdef Py_ssize_t pos = 0, line_end, space, k, digits
-        cdef int64_t rank, previous = -1
-        cdef uint32_t quad, value
-        cdef int padding, j
-        cdef size_t token_begin
-        self.blob.reserve(size * 3 // 4)
-        while pos < size:
-            line_end = pos
-            while line_end < size and text[line_end] != 10:
-                line_end += 1
-            if line_end == pos:     # blank lines may only end the file
-                while pos < size and text[pos] == 10:
-                    pos += 1
-                if pos < size:
-                    return 0
-                break
-            space = pos
-            while space < line_end and text[space] != 32:
-                space += 1
-            if space == line_end or (space - pos) % 4 != 0 or space == pos:
-                return 0
-            # the rank: ASCII digits only, strictly above the previous one
-            digits = line_end - space - 1
-            if digits < 1 or digits > 10:
-                return 0
-            rank = 0
-            for k in range(space + 1, line_end):
-                if text[k] < 48 or text[k] > 57:
-                    return 0
-                rank = rank * 10 + (text[k] - 48)
-            if rank <= previous or rank > MAX_TOKEN_ID or rank > previous + 65536:
-                return 0    # (a wide gap is left to the Python reader and the sparsity check, not filled here)
-            # the token: standard base64 with padding only at the very end
-            token_begin = self.blob.size()
-            k = pos
-            while k < space:
-                quad = 0
-                padding = 0
-                for j in range(4):
-                    value = _BASE64_VALUE[text[k + j]]
-                    if text[k + j] == 61 and k + 4 == space and j >= 2:    # '='
-                        padding += 1
-                        value = 0
-                    elif value == 64 or padding:
-                        return 0
-                    quad = (quad << 6) | value
-                self.blob.push_back(<uint8_t>(quad >> 16))
-                if padding < 2:
-                    self.blob.push_back(<uint8_t>((quad >> 8) & 0xFF))
-                if padding < 1:
-                    self.blob.push_back(<uint8_t>(quad & 0xFF))
-                k += 4
-            if self.blob.size() == token_begin:
-                return 0
-            while <int64_t>self.token_len.size() < rank:     # a gap in the ranks
-                self.token_start.push_back(0)
-                self.token_len.push_back(-1)
-            self.token_start.push_back(<uint32_t>token_begin)
-            self.token_len.push_back(<int32_t>(self.blob.size() - token_begin))
-            previous = rank
-            pos = line_end + 1
-        return 1
 
     cdef int _check_size(self, Py_ssize_t n_tokens, Py_ssize_t max_rank, Py_ssize_t total_bytes) except -1:
         if total_bytes > 0xFFFFFFFF:
@@ -620,88 +539,18 @@ cdef class MergeTable:
         if n <= 0:
             return 0
         if self.by_pair_rank:   # one predictable branch per merged piece for tiktoken's rule
-            return self._merge_by_pair_rank(data, n, out)
+            return _merge_by_pair_rank(self, data, n, out)
         if n <= SCAN_MAX_BYTES:
-            return self._merge_by_scan(data, n, out, memo)
+            return _merge_by_scan(self, data, n, out, memo)
         if n >= NO_PART:
             # Parts are named by 32-bit offsets; a single piece of 4 GiB (one unbroken "word") is refused.
             with gil:
                 raise ValueError(f"cannot encode a single pre-token of {n} bytes (the limit is 4 GiB - 1)")
         if n < BUCKETS_MIN_BYTES:
-            return self._merge_by_heap(data, n, out)
-        if n >= RUN_MIN_BYTES and self._merge_run(data, n, out):
+            return _merge_by_heap(self, data, n, out)
+        if n >= RUN_MIN_BYTES and _merge_run(self, data, n, out):
             return 0
-        return self._merge_by_buckets(data, n, out, memo)
-
-    cdef int _merge_run(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
-        # A piece that repeats one byte b (runs of letters, dashes, spaces...): every part is b^L, so a part
-        # is its length and a pair's rank is that of b^(L1 + L2), the same wherever it is. The parts are
-        # kept as runs (length L, count c), merged exactly as BPE does: the lowest-ranked pair, leftmost
-        # first. A pair inside a run merges the whole run at once, left to right, into c // 2 parts of 2L
-        # (plus one L when c is odd) -- the BPE order only when none of the pairs this creates (2L+L, 2L+2L,
-        # with the neighbours) ranks below the pair merged; new pairs never tie with it (they are longer
-        # strings, so other tokens). Otherwise, or with too many runs or steps, returns 0 and appends
-        # nothing, and the general path merges the piece. Returns 1 when `out` holds the piece's ids.
-        cdef Py_ssize_t length[RUN_MAX_RUNS + 2]
-        cdef Py_ssize_t count[RUN_MAX_RUNS + 2]
-        cdef Py_ssize_t runs = 1, i, k, best, steps, c, merged
-        cdef Rank best_rank, rank
-        cdef bint inside
-        if self.byte_rank[data[0]] == NO_RANK:
-            return 0
-        for i in range(1, n):
-            if data[i] != data[0]:
-                return 0
-        length[0] = 1
-        count[0] = n
-        for steps in range(RUN_MAX_STEPS):
-            best = -1
-            best_rank = NO_RANK
-            inside = False
-            for i in range(runs):      # left to right, the pair inside a run before the one after it
-                if count[i] >= 2:
-                    rank = self._run_rank(data, n, 2 * length[i])
-                    if rank < best_rank:
-                        best, best_rank, inside = i, rank, True
-                if i + 1 < runs:
-                    rank = self._run_rank(data, n, length[i] + length[i + 1])
-                    if rank < best_rank:
-                        best, best_rank, inside = i, rank, False
-            if best < 0:
-                for i in range(runs):
-                    rank = self._run_rank(data, n, length[i])
-                    for k in range(count[i]):
-                        out.push_back(rank)
-                return 1
-            if runs + 2 > RUN_MAX_RUNS:
-                return 0
-            i = best
-            if inside:
-                c = count[i]
-                if (self._run_rank(data, n, 3 * length[i]) < best_rank
-                        or (c >= 4 and self._run_rank(data, n, 4 * length[i]) < best_rank)
-                        or (i > 0 and self._run_rank(data, n, length[i - 1] + 2 * length[i]) < best_rank)
-                        or (c % 2 == 0 and i + 1 < runs
-                            and self._run_rank(data, n, 2 * length[i] + length[i + 1]) < best_rank)):
-                    return 0
-                length[i] *= 2
-                count[i] = c // 2
-                if c % 2:
-                    _insert_run(length, count, &runs, i + 1, length[i] // 2, 1)
-            else:
-                # One pair across two runs: the last part of run i and the first of run i + 1.
-                merged = length[i] + length[i + 1]
-                count[i] -= 1
-                count[i + 1] -= 1
-                _insert_run(length, count, &runs, i + 1, merged, 1)
-            _tidy_runs(length, count, &runs)
-        return 0
-
-    cdef Rank _run_rank(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
-        """Rank of b^size (data holds n >= size copies of b), NO_RANK when it is no token."""
-        if size > n or size > self.max_token_len:
-            return NO_RANK
-        return self.rank_of(data, size)
+        return _merge_by_buckets(self, data, n, out, memo)
 
     cdef inline Rank _pair_rank(self, PairMemo* memo, const uint8_t* data, Py_ssize_t n, Rank left,
                                 Rank right) noexcept nogil:
@@ -714,213 +563,6 @@ cdef class MergeTable:
             entry.pair = pair
             entry.rank = self.rank_of(data, n)
         return entry.rank
-
-    cdef int _merge_by_scan(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
-                            PairMemo* memo) except -1 nogil:
-        # Parts are named by their first byte p and linked through next_part/prev_part; part p is token
-        # part_rank[p]. key[p] = (rank of part p merged with its successor) << 6 | p, with NO_RANK for no
-        # token and for parts merged away, so the next merge is simply the smallest key: lowest rank,
-        # leftmost on ties. Nothing moves when parts merge (shifting arrays cost more than the scan).
-        cdef uint64_t key[SCAN_MAX_BYTES]
-        cdef uint64_t b0, b1, b2, b3
-        cdef Py_ssize_t padded = (n + 3) & ~3     # keys past n are NO_RANK, so the scan runs 4 at a time
-        cdef uint8_t next_part[SCAN_MAX_BYTES]
-        cdef uint8_t prev_part[SCAN_MAX_BYTES]
-        cdef Rank part_rank[SCAN_MAX_BYTES]
-        cdef Py_ssize_t k, p, q, after, before
-        cdef Rank rank
-        cdef uint64_t best_key
-        for k in range(n):
-            next_part[k] = <uint8_t>(k + 1)
-            prev_part[k] = <uint8_t>(k - 1)
-            part_rank[k] = self.byte_rank[data[k]]
-            rank = self.pair_of_bytes_rank[data[k] << 8 | data[k + 1]] if k + 1 < n else NO_RANK
-            key[k] = (<uint64_t>rank << 6) | <uint64_t>k
-        for k in range(n, padded):
-            key[k] = (<uint64_t>NO_RANK << 6) | <uint64_t>k
-        while True:
-            # _smallest_key, written out: called here it cost 3.4% more instructions on cl100k_base
-            # (callgrind, 900 KB of the corpus), as gcc then kept fewer of the loop's values in registers.
-            b0 = key[0]
-            b1 = key[1]
-            b2 = key[2]
-            b3 = key[3]
-            for k in range(4, padded, 4):
-                b0 = key[k] if key[k] < b0 else b0
-                b1 = key[k + 1] if key[k + 1] < b1 else b1
-                b2 = key[k + 2] if key[k + 2] < b2 else b2
-                b3 = key[k + 3] if key[k + 3] < b3 else b3
-            b0 = b1 if b1 < b0 else b0
-            b2 = b3 if b3 < b2 else b2
-            best_key = b2 if b2 < b0 else b0
-            rank = <Rank>(best_key >> 6)
-            if rank == NO_RANK:
-                break
-            p = <Py_ssize_t>(best_key & 63)
-            q = next_part[p]        # a pair has a successor part: q < n
-            after = next_part[q]
-            part_rank[p] = rank
-            next_part[p] = <uint8_t>after
-            key[q] = (<uint64_t>NO_RANK << 6) | <uint64_t>q      # part q is gone
-            if after < n:
-                prev_part[after] = <uint8_t>p
-                key[p] = (<uint64_t>self._pair_rank(memo, data + p, next_part[after] - p, rank,
-                                                    part_rank[after]) << 6) | <uint64_t>p
-            else:
-                key[p] = (<uint64_t>NO_RANK << 6) | <uint64_t>p
-            if p > 0:
-                before = prev_part[p]
-                key[before] = (<uint64_t>self._pair_rank(memo, data + before, after - before, part_rank[before],
-                                                         rank) << 6) | <uint64_t>before
-        p = 0
-        while p < n:
-            if part_rank[p] == NO_RANK:     # a single byte the vocabulary lacks
-                return 1
-            out.push_back(part_rank[p])
-            p = next_part[p]
-        return 0
-
-    cdef int _merge_by_heap(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
-        # Parts are named by their first byte. next_part[p] is where part p ends (n for the last part),
-        # prev_part[p] the part before it (-1 for none); pair_rank[p] ranks part p merged with its successor,
-        # NO_RANK when it is not a token or p is gone. The heap holds ~(rank << 32 | p) so that the largest
-        # key is the lowest rank, leftmost on ties; an entry is stale when pair_rank[p] no longer equals its
-        # rank (a part only ever grows, so a rank never comes back for the same p).
-        cdef vector[uint32_t] next_part
-        cdef vector[int64_t] prev_part
-        cdef vector[Rank] pair_rank
-        cdef vector[Rank] part_rank     # the token each surviving part is
-        cdef priority_queue[uint64_t] heap
-        next_part.resize(n)
-        prev_part.resize(n)
-        pair_rank.resize(n)
-        part_rank.resize(n)
-        cdef Py_ssize_t p, q, after, before
-        cdef Rank rank
-        cdef uint64_t key
-        for p in range(n):
-            next_part[p] = <uint32_t>(p + 1)
-            prev_part[p] = p - 1
-            part_rank[p] = self.byte_rank[data[p]]
-            rank = self.pair_of_bytes_rank[data[p] << 8 | data[p + 1]] if p + 1 < n else NO_RANK
-            pair_rank[p] = rank
-            if rank != NO_RANK:
-                heap.push(~((<uint64_t>rank << 32) | <uint64_t>p))
-        while not heap.empty():
-            key = ~heap.top()
-            heap.pop()
-            p = <Py_ssize_t>(key & 0xFFFFFFFFULL)
-            rank = <Rank>(key >> 32)
-            if pair_rank[p] != rank:
-                continue
-            part_rank[p] = rank
-            q = next_part[p]
-            after = next_part[q]
-            next_part[p] = <uint32_t>after
-            pair_rank[q] = NO_RANK
-            if after < n:
-                prev_part[after] = p
-                rank = self.rank_of(data + p, next_part[after] - p)
-            else:
-                rank = NO_RANK
-            pair_rank[p] = rank
-            if rank != NO_RANK:
-                heap.push(~((<uint64_t>rank << 32) | <uint64_t>p))
-            before = prev_part[p]
-            if before >= 0:
-                rank = self.rank_of(data + before, after - before)
-                pair_rank[before] = rank
-                if rank != NO_RANK:
-                    heap.push(~((<uint64_t>rank << 32) | <uint64_t>before))
-        p = 0
-        while p < n:
-            if part_rank[p] == NO_RANK:     # a single byte the vocabulary lacks
-                return 1
-            out.push_back(part_rank[p])
-            p = next_part[p]
-        return 0
-
-    cdef int _merge_by_buckets(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
-                               PairMemo* memo) except -1 nogil:
-        # The heap path's rule and bookkeeping (parts named by their first byte, lazy invalidation), but the
-        # pending pairs are kept in one bucket per rank, each holding positions in increasing order, with a
-        # small heap over the ranks that have pairs. A long piece has many pairs of few ranks ("aaaa...",
-        # runs of spaces or dashes): taking the leftmost pair of the lowest rank is then O(1) instead of a
-        # walk down a heap of a million entries. Ranks usually grow as merges proceed, but not always (a
-        # merge may complete a token ranked below the pair just merged), so the rank heap is consulted again
-        # whenever that happens.
-        cdef vector[Part] parts      # by first byte; one 16-byte record so a merge touches one cache line
-        cdef PendingPairs pending
-        parts.resize(n)
-        cdef Py_ssize_t p, q, after, before
-        cdef Rank rank, current, lowest_new
-        cdef PairBucket* bucket
-        for p in range(RECENT_BUCKETS):
-            pending.recent_bucket[p] = NULL
-        for p in range(n):
-            parts[p].next = <uint32_t>(p + 1)
-            parts[p].prev = <uint32_t>(p - 1)      # wraps to NO_PART for the first
-            parts[p].rank = self.byte_rank[data[p]]
-            rank = self.pair_of_bytes_rank[data[p] << 8 | data[p + 1]] if p + 1 < n else NO_RANK
-            parts[p].pair_rank = rank
-            if rank != NO_RANK:
-                _queue_pair(pending, rank, <uint32_t>p)
-        while not pending.ranks.empty():
-            current = <Rank>(~pending.ranks.top())
-            pending.ranks.pop()
-            bucket = _bucket_of(pending, current)
-            bucket.queued = False
-            while True:
-                if bucket.cursor < bucket.in_order.size() and (
-                        bucket.out_of_order.empty() or bucket.in_order[bucket.cursor] < ~bucket.out_of_order.top()):
-                    p = bucket.in_order[bucket.cursor]
-                    bucket.cursor += 1
-                elif not bucket.out_of_order.empty():
-                    p = <Py_ssize_t>(<uint32_t>(~bucket.out_of_order.top()))
-                    bucket.out_of_order.pop()
-                else:
-                    break
-                if parts[p].pair_rank != current:
-                    continue    # stale: the pair was merged away or changed
-                parts[p].rank = current
-                q = parts[p].next
-                after = parts[q].next
-                parts[p].next = <uint32_t>after
-                parts[q].pair_rank = NO_RANK
-                lowest_new = NO_RANK
-                if after < n:
-                    parts[after].prev = <uint32_t>p
-                    rank = self._pair_rank(memo, data + p, parts[after].next - p, current, parts[after].rank)
-                else:
-                    rank = NO_RANK
-                parts[p].pair_rank = rank
-                if rank != NO_RANK:
-                    _queue_pair(pending, rank, <uint32_t>p)
-                    lowest_new = rank
-                if parts[p].prev != NO_PART:
-                    before = parts[p].prev
-                    rank = self._pair_rank(memo, data + before, after - before, parts[before].rank, current)
-                    parts[before].pair_rank = rank
-                    if rank != NO_RANK:
-                        _queue_pair(pending, rank, <uint32_t>before)
-                        if rank < lowest_new:
-                            lowest_new = rank
-                if lowest_new < current:
-                    # A lower rank just appeared: it goes first. Put this bucket back if it has pairs left.
-                    if not bucket.queued and (bucket.cursor < bucket.in_order.size() or
-                                              not bucket.out_of_order.empty()):
-                        pending.ranks.push(~(<uint64_t>current))
-                        bucket.queued = True
-                    break
-        p = 0
-        while p < n:
-            if parts[p].rank == NO_RANK:     # a single byte the vocabulary lacks
-                return 1
-            out.push_back(parts[p].rank)
-            p = parts[p].next
-        return 0
-
-    # ---- the pair-rank rule (HF BPE) ------------------------------------------------------------------
 
     @staticmethod
     def from_pair_merges(mergeable_ranks, merges, bint ignore_merges=False):
@@ -996,7 +638,7 @@ cdef class MergeTable:
             if n < 0:
                 continue
             ids.clear()
-            self._merge_by_pair_rank(self.blob.data() + self.token_start[rank], n, ids)
+            _merge_by_pair_rank(self, self.blob.data() + self.token_start[rank], n, ids)
             keep[rank] = ids.size() == 1 and ids[0] == <Rank>rank
         self.slots.assign(self.mask + 1, Slot(0, 0, 0))
         self.bloom.assign(self.bloom_mask + 1, 0)
@@ -1031,35 +673,6 @@ cdef class MergeTable:
                 return NULL
             i = (i + 1) & mask
 
-    cdef int _merge_by_pair_rank(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
-        # HF's BPE (tokenizers/src/models/bpe/word.rs, merge_all): the parts start as the single-byte tokens,
-        # and while some adjacent pair is listed in the merges, the pair of lowest merge rank merges into its
-        # result token, the leftmost on ties. A byte without a token is left out before merging (HF skips a
-        # character with no id when the model has no unk token), so its neighbours become adjacent.
-        # The same two loops as tiktoken's rule: a flat scan for short pieces, a heap for long ones.
-        cdef Rank small[SCAN_MAX_BYTES]
-        cdef vector[Rank] ids
-        cdef Py_ssize_t k, m = 0
-        cdef Rank token
-        if n <= SCAN_MAX_BYTES:
-            for k in range(n):
-                token = self.byte_rank[data[k]]
-                if token != NO_RANK:
-                    small[m] = token
-                    m += 1
-            return self._pair_merge_scan(small, m, out, data if m == n else NULL)
-        if n >= NO_PART:
-            with gil:
-                raise ValueError(f"cannot encode a single pre-token of {n} bytes (the limit is 4 GiB - 1)")
-        ids.reserve(n)
-        for k in range(n):
-            token = self.byte_rank[data[k]]
-            if token != NO_RANK:
-                ids.push_back(token)
-        if ids.size() <= SCAN_MAX_BYTES:
-            return self._pair_merge_scan(ids.data(), ids.size(), out, NULL)
-        return self._pair_merge_heap(ids.data(), ids.size(), out, data if <Py_ssize_t>ids.size() == n else NULL)
-
     cdef inline const PairMerge* _first_merge(self, const Rank* ids, const uint8_t* data, Py_ssize_t k) noexcept nogil:
         """The merge of parts k and k + 1 before any merging: read from the dense table of byte pairs when the
         parts are the piece's bytes (`data` not NULL), else looked up."""
@@ -1068,118 +681,6 @@ cdef class MergeTable:
             merge = self.byte_pair_merges.data() + (data[k] << 8 | data[k + 1])
             return merge if merge.pair != NO_PAIR else NULL
         return self._find_merge(ids[k], ids[k + 1])
-
-    cdef int _pair_merge_scan(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out,
-                              const uint8_t* data) except -1 nogil:
-        # _merge_by_scan's loop over parts numbered 0..m-1: key[p] = (merge rank of part p with its successor)
-        # << 6 | p, and result[p] the token that pair makes.
-        cdef uint64_t key[SCAN_MAX_BYTES]
-        cdef Rank result[SCAN_MAX_BYTES]
-        cdef Rank part[SCAN_MAX_BYTES]
-        cdef uint8_t next_part[SCAN_MAX_BYTES]
-        cdef uint8_t prev_part[SCAN_MAX_BYTES]
-        cdef uint64_t best_key
-        cdef Py_ssize_t padded = (m + 3) & ~3
-        cdef Py_ssize_t k, p, q, after, before
-        cdef const PairMerge* merge
-        if m == 0:
-            return 0
-        for k in range(m):
-            next_part[k] = <uint8_t>(k + 1)
-            prev_part[k] = <uint8_t>(k - 1)
-            part[k] = ids[k]
-            merge = self._first_merge(ids, data, k) if k + 1 < m else NULL
-            key[k] = (<uint64_t>(merge.merge_rank if merge != NULL else NO_RANK) << 6) | <uint64_t>k
-            result[k] = merge.result if merge != NULL else NO_RANK
-        for k in range(m, padded):
-            key[k] = (<uint64_t>NO_RANK << 6) | <uint64_t>k
-        while True:
-            best_key = _smallest_key(key, padded)
-            if <Rank>(best_key >> 6) == NO_RANK:
-                break
-            p = <Py_ssize_t>(best_key & 63)
-            q = next_part[p]
-            after = next_part[q]
-            part[p] = result[p]
-            next_part[p] = <uint8_t>after
-            key[q] = (<uint64_t>NO_RANK << 6) | <uint64_t>q      # part q is gone
-            merge = NULL
-            if after < m:
-                prev_part[after] = <uint8_t>p
-                merge = self._find_merge(part[p], part[after])
-            key[p] = (<uint64_t>(merge.merge_rank if merge != NULL else NO_RANK) << 6) | <uint64_t>p
-            result[p] = merge.result if merge != NULL else NO_RANK
-            if p > 0:
-                before = prev_part[p]
-                merge = self._find_merge(part[before], part[p])
-                key[before] = (<uint64_t>(merge.merge_rank if merge != NULL else NO_RANK) << 6) | <uint64_t>before
-                result[before] = merge.result if merge != NULL else NO_RANK
-        p = 0
-        while p < m:
-            out.push_back(part[p])
-            p = next_part[p]
-        return 0
-
-    cdef int _pair_merge_heap(self, const Rank* ids, Py_ssize_t m, vector[Rank]& out,
-                              const uint8_t* data) except -1 nogil:
-        # _merge_by_heap's loop over parts numbered 0..m-1: the heap holds ~(merge rank << 32 | p); an entry
-        # is stale when pair_rank[p] no longer equals its rank (one rank names one pair, and a pair that
-        # merged cannot come back at the same p: its left part has grown).
-        cdef vector[uint32_t] next_part
-        cdef vector[int64_t] prev_part
-        cdef vector[Rank] pair_rank
-        cdef vector[Rank] result
-        cdef vector[Rank] part
-        cdef priority_queue[uint64_t] heap
-        next_part.resize(m)
-        prev_part.resize(m)
-        pair_rank.resize(m)
-        result.resize(m)
-        part.assign(ids, ids + m)
-        cdef Py_ssize_t p, q, after, before
-        cdef Rank rank
-        cdef uint64_t key
-        cdef const PairMerge* merge
-        for p in range(m):
-            next_part[p] = <uint32_t>(p + 1)
-            prev_part[p] = p - 1
-            merge = self._first_merge(ids, data, p) if p + 1 < m else NULL
-            pair_rank[p] = merge.merge_rank if merge != NULL else NO_RANK
-            result[p] = merge.result if merge != NULL else NO_RANK
-            if merge != NULL:
-                heap.push(~((<uint64_t>merge.merge_rank << 32) | <uint64_t>p))
-        while not heap.empty():
-            key = ~heap.top()
-            heap.pop()
-            p = <Py_ssize_t>(key & 0xFFFFFFFFULL)
-            rank = <Rank>(key >> 32)
-            if pair_rank[p] != rank:
-                continue
-            part[p] = result[p]
-            q = next_part[p]
-            after = next_part[q]
-            next_part[p] = <uint32_t>after
-            pair_rank[q] = NO_RANK
-            merge = NULL
-            if after < m:
-                prev_part[after] = p
-                merge = self._find_merge(part[p], part[after])
-            pair_rank[p] = merge.merge_rank if merge != NULL else NO_RANK
-            result[p] = merge.result if merge != NULL else NO_RANK
-            if merge != NULL:
-                heap.push(~((<uint64_t>merge.merge_rank << 32) | <uint64_t>p))
-            before = prev_part[p]
-            if before >= 0:
-                merge = self._find_merge(part[before], part[p])
-                pair_rank[before] = merge.merge_rank if merge != NULL else NO_RANK
-                result[before] = merge.result if merge != NULL else NO_RANK
-                if merge != NULL:
-                    heap.push(~((<uint64_t>merge.merge_rank << 32) | <uint64_t>before))
-        p = 0
-        while p < m:
-            out.push_back(part[p])
-            p = next_part[p]
-        return 0
 
     cdef bytes _token_bytes(self, Py_ssize_t rank):
         return PyBytes_FromStringAndSize(
@@ -1210,86 +711,17 @@ cdef class MergeTable:
         return out
 
 
-cdef inline void _insert_run(Py_ssize_t* length, Py_ssize_t* count, Py_ssize_t* runs, Py_ssize_t at,
-                             Py_ssize_t new_length, Py_ssize_t new_count) noexcept nogil:
-    cdef Py_ssize_t k
-    for k in range(runs[0], at, -1):
-        length[k] = length[k - 1]
-        count[k] = count[k - 1]
-    length[at] = new_length
-    count[at] = new_count
-    runs[0] += 1
-
-
-cdef inline void _tidy_runs(Py_ssize_t* length, Py_ssize_t* count, Py_ssize_t* runs) noexcept nogil:
-    """Drop empty runs and join neighbours of the same length."""
-    cdef Py_ssize_t i, kept = 0
-    for i in range(runs[0]):
-        if count[i] == 0:
-            continue
-        if kept and length[kept - 1] == length[i]:
-            count[kept - 1] += count[i]
-        else:
-            length[kept] = length[i]
-            count[kept] = count[i]
-            kept += 1
-    runs[0] = kept
-
-
-cdef struct Part:
-    # A part of a long piece being merged, named by the offset of its first byte.
-    uint32_t next          # offset of the next part (the piece length for the last)
-    uint32_t prev          # offset of the previous part, NO_PART for the first
-    Rank rank              # the token this part is
-    Rank pair_rank         # rank of this part merged with the next one, NO_RANK if that is no token
-
-cdef enum:
-    NO_PART = 0xFFFFFFFF
-
-
-cdef cppclass PairBucket:
-    # The positions of pending pairs of one rank (see MergeTable._merge_by_buckets). Positions queued in
-    # increasing order are appended to `in_order` and read from `cursor` on; a position queued behind
-    # the last one goes to the `out_of_order` heap (as ~position, so its top is the smallest).
-    vector[uint32_t] in_order
-    size_t cursor
-    priority_queue[uint32_t] out_of_order
-    bint queued         # its rank is in the rank heap
-
-
-cdef enum:
-    RECENT_BUCKETS = 64     # direct-mapped memo of rank -> bucket in front of the hash map
-
-
-cdef cppclass PendingPairs:
-    # Every pending pair of a long piece, by rank: the buckets, the heap of their ranks (~rank, so its top
-    # is the lowest), and a memo of recently used buckets (a long piece keeps queueing pairs of a few
-    # ranks; the hash map alone took a fifth of the time on a megabyte of one letter).
-    unordered_map[Rank, PairBucket] buckets
-    priority_queue[uint64_t] ranks
-    Rank recent_rank[RECENT_BUCKETS]
-    PairBucket* recent_bucket[RECENT_BUCKETS]
-
-
-cdef inline PairBucket* _bucket_of(PendingPairs& pending, Rank rank) except NULL nogil:
-    cdef size_t memo = rank & (RECENT_BUCKETS - 1)
-    if pending.recent_bucket[memo] == NULL or pending.recent_rank[memo] != rank:
-        # unordered_map never moves its elements, so the pointer stays valid as the map grows.
-        pending.recent_bucket[memo] = &pending.buckets[rank]
-        pending.recent_rank[memo] = rank
-    return pending.recent_bucket[memo]
-
-
-cdef inline int _queue_pair(PendingPairs& pending, Rank rank, uint32_t position) except -1 nogil:
-    cdef PairBucket* bucket = _bucket_of(pending, rank)
-    if bucket.in_order.empty() or position > bucket.in_order.back():
-        bucket.in_order.push_back(position)
-    else:
-        bucket.out_of_order.push(~position)
-    if not bucket.queued:
-        pending.ranks.push(~(<uint64_t>rank))
-        bucket.queued = True
-    return 0
+# ==== the merge strategies and the .tiktoken parser, one file each ====================================
+# Module-level functions of a MergeTable (`self`), textually included: one module, so calls between them and
+# the table's lookups stay direct C calls that the compiler can inline (a strategy in a module of its own
+# would reach the lookups through a function-pointer table). The map of which one runs when is the module
+# docstring.
+include "_tiktoken_format.pxi"
+include "_merge_scan.pxi"
+include "_merge_heap.pxi"
+include "_merge_buckets.pxi"
+include "_merge_run.pxi"
+include "_merge_pair_rank.pxi"
 
 
 cdef struct CachedPiece:
@@ -1859,7 +1291,6 @@ cdef class _IdBuffer:
 
     def __releasebuffer__(self, Py_buffer* buffer):
         pass
-
 
 
 def _utf8_of(str text not None):
