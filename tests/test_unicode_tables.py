@@ -14,10 +14,11 @@ import pytest
 import bytebpe
 from bytebpe import _pretokenize
 
+from . import hf_probe
 from . import tiktoken_probe as probe
 
-LETTER, NUMBER, SPACE, UPPER, LOWER = (_pretokenize.CLASS_BITS[name]
-                                       for name in ("letter", "number", "space", "upper", "lower"))
+LETTER, NUMBER, SPACE, UPPER, LOWER, LETTER_OR_MARK, PUNCT_OR_SYMBOL = (_pretokenize.CLASS_BITS[name] for name in (
+    "letter", "number", "space", "upper", "lower", "letter_or_mark", "punct_or_symbol"))
 
 
 def table_bits() -> np.ndarray:
@@ -36,7 +37,7 @@ def regenerate_hint() -> str:
 # ---- the tables against tiktoken's engine, code point by code point -----------------------------------------
 
 def test_every_class_of_the_scanner_is_checked():
-    assert set(_pretokenize.CLASS_BITS) == set(probe.CLASSES)
+    assert set(_pretokenize.CLASS_BITS) == set(probe.CLASSES) | set(hf_probe.CLASSES)
 
 
 @pytest.mark.parametrize("name", probe.CLASSES)
@@ -45,6 +46,21 @@ def test_class_table_agrees_with_tiktoken_on_every_code_point(name):
     claimed = (table_bits() & _pretokenize.CLASS_BITS[name]) != 0
     wrong = np.flatnonzero(claimed != expected).tolist()
     assert not wrong, f"{probe.CLASSES[name]}: {len(wrong)} code points differ ({first_few(wrong)}); {regenerate_hint()}"
+
+
+@pytest.mark.parametrize("name", [*probe.CLASSES, *hf_probe.CLASSES])
+def test_class_table_agrees_with_hf_tokenizers_on_every_code_point(name):
+    # HF `tokenizers` is the oracle of imported tokenizer.json files, and the scanners cut their text: GPT-2's
+    # ByteLevel regex and cl100k/o200k-style Splits on tiktoken's classes, DeepSeek's Splits on all but the
+    # case classes. So every class must be HF's (Oniguruma's) as well.
+    pytest.importorskip("tokenizers")
+    fragment = {**probe.CLASSES, **hf_probe.CLASSES}[name]
+    expected = np.frombuffer(hf_probe.hf_matches(fragment), dtype=np.uint8) != 0
+    claimed = (table_bits() & _pretokenize.CLASS_BITS[name]) != 0
+    wrong = np.flatnonzero(claimed != expected).tolist()
+    assert not wrong, (f"{fragment}: {len(wrong)} code points differ from tokenizers {hf_probe.tokenizers_version()} "
+                       f"({first_few(wrong)}); tables read off tokenizers {_pretokenize.TOKENIZERS_VERSION}; run "
+                       "tools/gen_unicode_tables.py")
 
 
 def test_contraction_letters_agree_with_tiktoken_on_every_code_point():
@@ -69,10 +85,15 @@ def test_ascii_is_what_the_scanner_hard_codes():
     # ASCII through a copy of the first 128 entries: the tables must say the same.
     def expected(c: str) -> int:
         if "a" <= c <= "z":
-            return LETTER | LOWER
+            return LETTER | LOWER | LETTER_OR_MARK
         if "A" <= c <= "Z":
-            return LETTER | UPPER
-        return NUMBER if c.isdigit() else SPACE if c in " \t\n\x0b\x0c\r" else 0
+            return LETTER | UPPER | LETTER_OR_MARK
+        if c.isdigit():
+            return NUMBER
+        if c in " \t\n\x0b\x0c\r":
+            return SPACE
+        # DeepSeek's scanner takes these 32 as its [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~] without the tables
+        return PUNCT_OR_SYMBOL if 0x21 <= ord(c) <= 0x7E else 0
 
     assert table_bits()[:128].tolist() == [expected(chr(cp)) for cp in range(128)]
 

@@ -13,6 +13,7 @@ cpdef enum PatternKind:
     R50K = 1      # gpt2, r50k_base, p50k_base, p50k_edit
     CL100K = 2    # cl100k_base
     O200K = 3     # o200k_base, o200k_harmony
+    DEEPSEEK = 4  # DeepSeek's tokenizer.json (V3, R1): three Splits in sequence, with HF's classes
 
 
 # Scan pieces of `text[start:length]` (UTF-8) and write the end offset of each into `piece_ends`, at most

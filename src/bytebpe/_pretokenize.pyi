@@ -6,8 +6,10 @@ class PatternKind(enum.IntEnum):
     R50K = 1
     CL100K = 2
     O200K = 3
+    DEEPSEEK = 4
 
 TIKTOKEN_VERSION: str
+TOKENIZERS_VERSION: str
 CLASS_BITS: dict[str, int]
 
 @final

@@ -39,7 +39,10 @@ cdef extern from "_unicode_tables.h":
         BYTEBPE_SPACE       # \s
         BYTEBPE_UPPER       # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
         BYTEBPE_LOWER       # [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+        BYTEBPE_LETTER_OR_MARK      # [\p{L}\p{M}], read off HF's engine
+        BYTEBPE_PUNCT_OR_SYMBOL     # [\p{P}\p{S}], read off HF's engine
     const char* BYTEBPE_TIKTOKEN_VERSION
+    const char* BYTEBPE_TOKENIZERS_VERSION
     uint8_t bytebpe_class_of(uint32_t cp) noexcept nogil
     uint32_t bytebpe_contraction_letter(uint32_t cp) noexcept nogil
 
@@ -59,6 +62,8 @@ del _cp
 
 # The tiktoken release whose regex engine the class tables were read off.
 TIKTOKEN_VERSION = BYTEBPE_TIKTOKEN_VERSION.decode("ascii")
+# The tokenizers release whose regex engine the two classes only imported files use were read off.
+TOKENIZERS_VERSION = BYTEBPE_TOKENIZERS_VERSION.decode("ascii")
 
 
 # ---- reading code points ------------------------------------------------------------------------------
@@ -326,6 +331,130 @@ cdef Py_ssize_t _o200k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexc
     return end                  # \s+ (a single character here)
 
 
+# ---- DeepSeek's tokenizer.json: three Isolated Splits in sequence -------------------------------------------
+# HF runs \p{N}{1,3}, then [一-龥぀-ゟ゠-ヿ]+, then
+#   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*
+#   |\s*[\r\n]+|\s+(?!\S)|\s+
+# each over the pieces the one before cut, keeping matches and the gaps between them. So every maximal run
+# of numbers is cut in threes, and the rest falls into segments: maximal runs of non-numbers that are all in
+# the CJK ranges or all outside them. The third pattern runs over each segment as over a whole text (its
+# end is the end of text for `(?!\S)`), and text it does not match (a format or control character before
+# no letter) is a piece of its own. A segment's end is found as the scan meets it: a character out of the
+# segment reads as OUT below, like the end of the text.
+
+cdef enum:
+    OUT = 128               # no class bit has it: "past the end of this segment"
+    LM = BYTEBPE_LETTER_OR_MARK
+    PS = BYTEBPE_PUNCT_OR_SYMBOL
+
+
+cdef inline bint _cjk(uint32_t cp) noexcept nogil:
+    # 一-龥 (U+4E00..U+9FA5) and ぀-ゟ゠-ヿ (U+3040..U+309F, U+30A0..U+30FF: one range)
+    return (cp - 0x4E00u) <= (0x9FA5u - 0x4E00u) or (cp - 0x3040u) <= (0x30FFu - 0x3040u)
+
+
+cdef inline uint8_t _segment_class(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, bint cjk,
+                                   Py_ssize_t* width) noexcept nogil:
+    """The class bits of the code point at s[i], or OUT at the end of the text or of the segment (a number,
+    or a character on the other side of the CJK line than the segment's)."""
+    cdef uint32_t cp
+    cdef uint8_t bits
+    if i >= n:
+        width[0] = 0
+        return OUT
+    if s[i] < 0x80:
+        width[0] = 1
+        bits = ASCII_CLASS[s[i]]
+        return OUT if cjk or bits & BYTEBPE_NUMBER else bits
+    cp = _decode(s, i, n, width)
+    bits = bytebpe_class_of(cp)
+    return OUT if bits & BYTEBPE_NUMBER or _cjk(cp) != cjk else bits
+
+
+cdef inline Py_ssize_t _segment_run(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, bint cjk, uint8_t bits) noexcept nogil:
+    """Skip the code points of the segment that have any of `bits`."""
+    cdef Py_ssize_t width
+    if bits == LM and not cjk:
+        i = <Py_ssize_t>bytebpe_ascii_letter_run(s, <size_t>i, <size_t>n, 0x20)    # A-Z a-z: letters, in segment
+    while _segment_class(s, i, n, cjk, &width) & bits:
+        i += width
+    return i
+
+
+cdef inline bint _ascii_punctuation(uint8_t c) noexcept nogil:
+    # [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]: the 32 printable ASCII characters that are not letters or digits
+    return (33 <= c <= 47) or (58 <= c <= 64) or (91 <= c <= 96) or (123 <= c <= 126)
+
+
+cdef inline bint _ascii_letter(uint8_t c) noexcept nogil:
+    return (c | 0x20) - 97u <= 25u
+
+
+cdef inline Py_ssize_t _deepseek_match(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, bint cjk) noexcept nogil:
+    """End of the third pattern's match at s[i] (in a segment of CJK-ness `cjk`), or NO_END."""
+    cdef Py_ssize_t width, next_width, j, last_start, newline_end
+    cdef uint8_t bits = _segment_class(s, i, n, cjk, &width)
+    cdef uint8_t next_bits
+    cdef uint8_t c = s[i]
+    # [ASCII punctuation][A-Za-z]+ (ASCII is never in a CJK segment)
+    if not cjk and _ascii_punctuation(c) and i + 1 < n and _ascii_letter(s[i + 1]):
+        j = i + 2
+        while j < n and _ascii_letter(s[j]):
+            j += 1
+        return j
+    # [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+    if bits & LM:
+        return _segment_run(s, i + width, n, cjk, LM)
+    next_bits = _segment_class(s, i + width, n, cjk, &next_width)
+    if not (bits & PS) and c != 13 and c != 10 and next_bits & LM:
+        return _segment_run(s, i + width + next_width, n, cjk, LM)
+    # ' ?[\p{P}\p{S}]+[\r\n]*' (a line break is ASCII: never in a CJK segment)
+    if c == 32 and next_bits & PS:
+        j = _segment_run(s, i + 1 + next_width, n, cjk, PS)
+        return j if cjk else _run_of_bytes(s, j, n, False)
+    if bits & PS:
+        j = _segment_run(s, i + width, n, cjk, PS)
+        return j if cjk else _run_of_bytes(s, j, n, False)
+    if not (bits & BYTEBPE_SPACE):
+        return NO_END
+    # \s*[\r\n]+ | \s+(?!\S) | \s+, over the segment's run of whitespace
+    last_start = i
+    newline_end = NO_END
+    j = i
+    while _segment_class(s, j, n, cjk, &width) & BYTEBPE_SPACE:
+        last_start = j
+        if s[j] == 13 or s[j] == 10:
+            newline_end = j + 1
+        j += width
+    if newline_end != NO_END:
+        return newline_end      # \s*[\r\n]+: up to the last line break
+    if _segment_class(s, j, n, cjk, &width) == OUT:
+        return j                # \s+(?!\S) at the end of the segment
+    if last_start > i:
+        return last_start       # \s+(?!\S): the last one goes with what follows
+    return j                    # \s+ (one character here)
+
+
+cdef Py_ssize_t _deepseek_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t width, end
+    cdef uint32_t cp = s[i]
+    if cp < 0x80:
+        width = 1
+    else:
+        cp = _decode(s, i, n, &width)
+    if bytebpe_class_of(cp) & BYTEBPE_NUMBER:
+        return _digits(s, i, n, width)
+    cdef bint cjk = _cjk(cp)
+    end = _deepseek_match(s, i, n, cjk)
+    if end != NO_END:
+        return end
+    # Text the pattern does not match: a piece up to where it matches again, or to the segment's end.
+    end = i + width
+    while _segment_class(s, end, n, cjk, &width) != OUT and _deepseek_match(s, end, n, cjk) == NO_END:
+        end += width
+    return end
+
+
 cdef Py_ssize_t scan_pieces(PatternKind kind, const uint8_t* text, Py_ssize_t start, Py_ssize_t length,
                             Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil:
     cdef Py_ssize_t count = 0
@@ -342,6 +471,11 @@ cdef Py_ssize_t scan_pieces(PatternKind kind, const uint8_t* text, Py_ssize_t st
     elif kind == R50K:
         while start < length and count < capacity:
             start = _r50k_piece(text, start, length)
+            piece_ends[count] = start
+            count += 1
+    elif kind == DEEPSEEK:
+        while start < length and count < capacity:
+            start = _deepseek_piece(text, start, length)
             piece_ends[count] = start
             count += 1
     return count
@@ -362,7 +496,7 @@ cdef class Scanner:
     """
 
     def __cinit__(self, PatternKind kind):
-        if kind not in (R50K, CL100K, O200K):
+        if kind not in (R50K, CL100K, O200K, DEEPSEEK):
             raise ValueError(f"unknown pattern kind {kind!r}")
         self.kind = kind
 
@@ -439,4 +573,6 @@ CLASS_BITS = {
     "space": BYTEBPE_SPACE,
     "upper": BYTEBPE_UPPER,
     "lower": BYTEBPE_LOWER,
+    "letter_or_mark": BYTEBPE_LETTER_OR_MARK,
+    "punct_or_symbol": BYTEBPE_PUNCT_OR_SYMBOL,
 }
