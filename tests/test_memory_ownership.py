@@ -255,3 +255,30 @@ def test_result_lists_hold_one_reference_per_id_and_nothing_leaks(cl100k):
         cl100k.encode(text, allowed_special="all")
         cl100k.encode_batch([text] * 3, allowed_special="all")
     assert sys.getallocatedblocks() - blocks < 100
+
+
+@pytest.mark.parametrize("target_ids", [0, 1, 2, 4095, 4096, 4097, 20_000])
+def test_numpy_results_own_their_memory_on_both_sides_of_the_copy_threshold(cl100k, tik, target_ids):
+    # _to_numpy copies up to NUMPY_COPY_MAX_IDS (4096) ids into a fresh array, writing through the array's
+    # own data pointer, and lends the vector beyond that. Either way the array is a writable, C-contiguous
+    # uint32 array that outlives every temporary of the call, and writing to it changes nothing else.
+    import numpy as np
+
+    text = fresh("a" + " b" * max(target_ids - 1, 0)) if target_ids else fresh("")
+    expected = tik.encode_ordinary(text)
+    assert len(expected) == target_ids
+    arrays = [cl100k.encode_to_numpy(fresh(text)) for _ in range(3)]
+    ids, offsets = cl100k.encode_batch_to_numpy([fresh(text), fresh(text)])
+    for _ in range(3):
+        cl100k.encode_ordinary(fresh("churn the allocator " * 200))
+    for array in arrays:
+        assert array.dtype == np.uint32 and array.flags.c_contiguous and array.flags.writeable
+        assert array.tolist() == expected
+    assert ids.tolist() == expected * 2 and offsets.tolist() == [0, target_ids, 2 * target_ids]
+    if target_ids:
+        arrays[0][0] = 7
+        assert arrays[1].tolist() == expected and cl100k.encode_ordinary(text) == expected
+    blocks = sys.getallocatedblocks()
+    for _ in range(2000):
+        cl100k.encode_to_numpy(text)
+    assert sys.getallocatedblocks() - blocks < 50

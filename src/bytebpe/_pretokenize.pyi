@@ -15,7 +15,8 @@ CLASS_BITS: dict[str, int]
 @final
 class Scanner:
     """The compiled equivalent of ``regex.compile(pattern).findall`` for one of the known patterns, with
-    tiktoken's character classes (the tables match tiktoken TIKTOKEN_VERSION)."""
+    tiktoken's character classes (the tables match tiktoken TIKTOKEN_VERSION); DEEPSEEK cuts what HF
+    `tokenizers` (TOKENIZERS_VERSION) cuts with DeepSeek's three Splits."""
 
     def __new__(cls, kind: PatternKind | int) -> Scanner: ...
     @property

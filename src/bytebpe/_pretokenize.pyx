@@ -1,7 +1,9 @@
 # cython: language_level=3
 # distutils: language = c++
 """Compiled pre-tokenizer: hand-written scanners that cut text exactly where tiktoken does with the known
-split patterns.
+split patterns, and where HF `tokenizers` does with DeepSeek's three Splits (the DEEPSEEK kind, for an
+imported tokenizer.json; its two extra classes, ``[\\p{L}\\p{M}]`` and ``[\\p{P}\\p{S}]``, are read off HF's
+engine, and every class is checked against both oracles).
 
 `regex` is a general backtracking engine; these patterns need far less. Every one of them partitions the
 text (some branch matches at every position), so a scanner only has to answer "where does the piece that
@@ -489,7 +491,8 @@ cdef Py_ssize_t scan_pieces(PatternKind kind, const uint8_t* text, Py_ssize_t st
 @cython.final
 cdef class Scanner:
     """The compiled equivalent of ``regex.compile(pattern).findall`` for one of the known patterns, with
-    tiktoken's character classes (see the module docstring).
+    tiktoken's character classes (see the module docstring); or, for the DEEPSEEK kind, of HF's pre-tokenizer
+    of DeepSeek's tokenizer.json (its three Splits).
 
     >>> Scanner.for_pattern(CL100K_PATTERN).split("Hello world's")     # doctest: +SKIP
     ['Hello', ' world', "'s"]
