@@ -78,6 +78,8 @@ cdef class MergeTable:
     # unless `whole_pieces` (HF's ignore_merges): a piece found there is one id, as under either rule.
     cdef vector[PairMerge] pair_merges
     cdef int pair_shift                 # slot = (pair * golden ratio) >> pair_shift
+    cdef vector[uint64_t] pair_bloom    # bit (pair * golden ratio) >> pair_bloom_shift: set for every listed pair
+    cdef int pair_bloom_shift
     cdef vector[PairMerge] byte_pair_merges   # (b0 << 8 | b1) -> the merge of those two bytes' tokens
     cdef readonly bint by_pair_rank
     cdef readonly bint whole_pieces
@@ -96,6 +98,8 @@ cdef class MergeTable:
                          PairMemo* memo) except -1 nogil
     cdef Rank _pair_rank(self, PairMemo* memo, const uint8_t* data, Py_ssize_t n, Rank left,
                          Rank right) noexcept nogil
+    cdef bint _maybe_merge(self, uint64_t pair) noexcept nogil
+    cdef void _prefetch_merge(self, Rank left, Rank right) noexcept nogil
     cdef const PairMerge* _find_merge(self, Rank left, Rank right) noexcept nogil
     cdef const PairMerge* _first_merge(self, const Rank* ids, const uint8_t* data, Py_ssize_t k) noexcept nogil
     cdef int _keep_whole_tokens_of_rule(self) except -1
