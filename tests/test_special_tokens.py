@@ -158,6 +158,31 @@ def test_allowed_and_disallowed_combine_as_in_tiktoken(enc, tik, text, allowed, 
     assert outcome(enc.encode, text, **policy) == outcome(tik.encode, text, **policy)
 
 
+def test_remembered_policies_never_leak_into_one_another(data_dir, tik):
+    # Each (allowed, disallowed) pair is worked out once per encoding and remembered by value. Every policy,
+    # in a shuffled order, twice over, on a fresh encoding: each call must still be tiktoken's. A set the
+    # caller changes after a call is read anew (it is remembered by its contents, not by the object).
+    import random
+
+    fresh = bytebpe.Encoding("cl100k_copy", pat_str=enc_pattern(), mergeable_ranks=tik._mergeable_ranks,
+                             special_tokens=tik._special_tokens)
+    calls = [(allowed, disallowed, text) for allowed, disallowed in POLICIES for text in POLICY_TEXTS] * 2
+    random.Random(8).shuffle(calls)
+    for allowed, disallowed, text in calls:
+        policy = {"allowed_special": allowed, "disallowed_special": disallowed}
+        assert outcome(fresh.encode, text, **policy) == outcome(tik.encode, text, **policy), (allowed, disallowed)
+    allowed = {EOT}
+    assert fresh.encode(f"{EOT}{FIM}", allowed_special=allowed, disallowed_special=()) == \
+        tik.encode(f"{EOT}{FIM}", allowed_special={EOT}, disallowed_special=())
+    allowed.add(FIM)
+    assert fresh.encode(f"{EOT}{FIM}", allowed_special=allowed, disallowed_special=()) == \
+        tik.encode(f"{EOT}{FIM}", allowed_special={EOT, FIM}, disallowed_special=())
+
+
+def enc_pattern() -> str:
+    return bytebpe.get_encoding("cl100k_base")._pat_str
+
+
 # ==== where special tokens sit =====================================================================
 
 

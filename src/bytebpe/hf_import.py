@@ -793,7 +793,7 @@ class TokenizerJsonEncoding(Encoding):
         encoding.prefix_ids, encoding.suffix_ids = tuple(before), tuple(after)
         encoding._around = ([_post_part(i) for i in before], [_post_part(i) for i in after])
         encoding._splitters = {}
-        encoding._policies = {}
+        encoding._policies = {}     # (set up by _setup, emptied here: the added tokens came after it)
         encoding._ordinary_split = encoding._splitter(frozenset())
         return encoding
 
@@ -807,22 +807,12 @@ class TokenizerJsonEncoding(Encoding):
             self._splitters[allowed] = splitter
             return splitter
 
-    def _special_policy(self, allowed_special: Any, disallowed_special: Any) -> tuple[Any, Any]:
-        # Remembered per policy: with 1,283 added tokens (DeepSeek) working it out again took longer than
-        # encoding a paragraph.
-        key = None
-        try:
-            key = (allowed_special if allowed_special == "all" else frozenset(allowed_special),
-                   disallowed_special if disallowed_special == "all" else frozenset(disallowed_special))
-            return self._policies[key]
-        except (TypeError, KeyError):
-            pass
-        search_disallowed, _split_allowed = super()._special_policy(allowed_special, disallowed_special)
+    def _policy_for(self, allowed_special: Any, disallowed_special: Any) -> tuple[Any, Any]:
+        # Encoding._special_policy remembers it per policy: with 1,283 added tokens (DeepSeek) working it out
+        # again took longer than encoding a paragraph.
+        search_disallowed, _split_allowed = super()._policy_for(allowed_special, disallowed_special)
         allowed = frozenset(self._all_special if allowed_special == "all" else allowed_special) & self._all_special
-        policy = (search_disallowed, self._splitter(allowed))
-        if key is not None and len(self._policies) < 64:
-            self._policies[key] = policy
-        return policy
+        return search_disallowed, self._splitter(allowed)
 
     def _special_split(self, text: str, allowed_special: Any, disallowed_special: Any) -> Any:
         search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
