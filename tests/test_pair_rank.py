@@ -213,3 +213,80 @@ def test_whole_pipeline_equals_regex_split_then_reference(text, seed, ignore_mer
         enc = Encoding._from_table("pairs", pat_str=CL100K_PATTERN, table=table, special_tokens={},
                                    pretokenizer=pretokenizer)
         assert enc.encode_ordinary(text) == expected
+
+
+# ---- runs of one byte (_pair_merge_run) ---------------------------------------------------------------------
+
+RUN_MIN_BYTES = 4096    # _core.pyx's RUN_MIN_BYTES: a one-byte piece this long merges as runs of equal parts
+
+
+def run_vocab(seed: int, lengths: list[int]) -> tuple[dict[bytes, int], list[tuple[bytes, bytes]]]:
+    """Tokens b"a" * L for the given lengths, each made by a random split into two tokens already there
+    (sometimes two splits, listed twice), merges in a random order; other bytes' tokens around them."""
+    rng = random.Random(seed)
+    tokens = [bytes([b]) for b in range(256)]
+    made = {1}
+    merges = []
+    for length in sorted(set(lengths)):
+        splits = [cut for cut in range(1, length) if cut in made and length - cut in made]
+        if not splits:
+            continue
+        for cut in rng.sample(splits, k=min(len(splits), rng.choice([1, 1, 2]))):
+            merges.append((b"a" * cut, b"a" * (length - cut)))
+        if length not in made:
+            made.add(length)
+            tokens.append(b"a" * length)
+    rng.shuffle(merges)
+    ids = list(range(len(tokens)))
+    rng.shuffle(ids)
+    return dict(zip(tokens, ids)), merges
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), lengths=st.lists(st.integers(2, 12), min_size=1, max_size=11),
+       extra=st.integers(0, 300), ignore_merges=st.booleans())
+def test_runs_of_one_byte_equal_hf_whatever_the_merge_order(seed, lengths, extra, ignore_merges):
+    # The run merge takes a whole run's pairs at once only when no pair that creates ranks below them, and
+    # hands every other case to the general path: random orders reach both. HF's model is the oracle.
+    token_ids, merges = run_vocab(seed, lengths)
+    table = core_table(token_ids, merges, ignore_merges)
+    model = hf_model(token_ids, merges, ignore_merges)
+    for size in (RUN_MIN_BYTES + extra, RUN_MIN_BYTES - 1 + extra % 2):
+        piece = b"a" * size
+        assert table.encode_single_piece(piece) == hf_ids(model, piece), size
+
+
+# Merge lists (as lengths of b"a" parts, in rank order) where merging a whole run's pairs at once would not be
+# BPE's order: a pair the first merge creates ranks below the run's own pair, so BPE takes it in between.
+INVERSIONS = {
+    "(2L, L) first": [(2, 1), (1, 1)],                          # BPE: aaa aaa ...
+    "(2L, 2L) then (4L, L)": [(4, 1), (2, 2), (1, 1)],          # BPE: aaaaa aaaaa ...
+    "after a neighbour run": [(1, 1), (2, 1), (2, 2), (4, 1), (5, 2), (3, 2)],
+    "before a neighbour run": [(2, 1), (2, 2), (1, 1), (4, 2), (4, 4)],
+}
+
+
+@pytest.mark.parametrize("order", INVERSIONS)
+@pytest.mark.parametrize("size", [RUN_MIN_BYTES, RUN_MIN_BYTES + 1, RUN_MIN_BYTES + 2, RUN_MIN_BYTES + 3, 5001])
+def test_runs_whose_pairs_bpe_interleaves_equal_hf(order, size):
+    merges = [(b"a" * left, b"a" * right) for left, right in INVERSIONS[order]]
+    tokens = [bytes([b]) for b in range(256)] + sorted({a + b for a, b in merges}, key=len)
+    token_ids = {token: i for i, token in enumerate(tokens)}
+    piece = b"a" * size
+    for ignore_merges in (False, True):
+        expected = hf_ids(hf_model(token_ids, merges, ignore_merges), piece)
+        assert core_table(token_ids, merges, ignore_merges).encode_single_piece(piece) == expected
+
+
+@pytest.mark.parametrize("byte", list(b"a -=x.#*_~\t\n!0") + [0xE6, 0xFF])
+def test_runs_of_one_byte_equal_hf_on_gpt2s_file(byte, data_dir):
+    from bytebpe import from_tokenizer_json
+
+    from .hf_files import gpt2_tokenizer
+
+    tok = gpt2_tokenizer(data_dir)
+    table = from_tokenizer_json(tok.to_str())._table
+    for size in (RUN_MIN_BYTES, RUN_MIN_BYTES + 1, RUN_MIN_BYTES + 7, 6000 + byte):
+        piece = bytes([byte]) * size
+        expected = [token.id for token in tok.model.tokenize("".join(BYTE_CHARS[b] for b in piece))]
+        assert table.encode_single_piece(piece) == expected, (byte, size)

@@ -1,19 +1,24 @@
 # Included by _core.pyx: pieces of RUN_MIN_BYTES or more that repeat one byte merge as runs of equal
 # tokens (tiktoken's rule), in a few runs of memory.
 
-cdef inline void _insert_run(Py_ssize_t* length, Py_ssize_t* count, Py_ssize_t* runs, Py_ssize_t at,
-                             Py_ssize_t new_length, Py_ssize_t new_count) noexcept nogil:
+cdef inline void _insert_run(Py_ssize_t* length, Py_ssize_t* count, Rank* token, Py_ssize_t* runs, Py_ssize_t at,
+                             Py_ssize_t new_length, Py_ssize_t new_count, Rank new_token) noexcept nogil:
+    # `token` (the pair-rank rule's part ids, _pair_merge_run) may be NULL.
     cdef Py_ssize_t k
     for k in range(runs[0], at, -1):
         length[k] = length[k - 1]
         count[k] = count[k - 1]
+        if token != NULL:
+            token[k] = token[k - 1]
     length[at] = new_length
     count[at] = new_count
+    if token != NULL:
+        token[at] = new_token
     runs[0] += 1
 
 
-cdef inline void _tidy_runs(Py_ssize_t* length, Py_ssize_t* count, Py_ssize_t* runs) noexcept nogil:
-    """Drop empty runs and join neighbours of the same length."""
+cdef inline void _tidy_runs(Py_ssize_t* length, Py_ssize_t* count, Rank* token, Py_ssize_t* runs) noexcept nogil:
+    """Drop empty runs and join neighbours of the same length (so of the same token)."""
     cdef Py_ssize_t i, kept = 0
     for i in range(runs[0]):
         if count[i] == 0:
@@ -23,6 +28,8 @@ cdef inline void _tidy_runs(Py_ssize_t* length, Py_ssize_t* count, Py_ssize_t* r
         else:
             length[kept] = length[i]
             count[kept] = count[i]
+            if token != NULL:
+                token[kept] = token[i]
             kept += 1
     runs[0] = kept
 
@@ -81,14 +88,14 @@ cdef int _merge_run(MergeTable self, const uint8_t* data, Py_ssize_t n, vector[R
             length[i] *= 2
             count[i] = c // 2
             if c % 2:
-                _insert_run(length, count, &runs, i + 1, length[i] // 2, 1)
+                _insert_run(length, count, NULL, &runs, i + 1, length[i] // 2, 1, 0)
         else:
             # One pair across two runs: the last part of run i and the first of run i + 1.
             merged = length[i] + length[i + 1]
             count[i] -= 1
             count[i + 1] -= 1
-            _insert_run(length, count, &runs, i + 1, merged, 1)
-        _tidy_runs(length, count, &runs)
+            _insert_run(length, count, NULL, &runs, i + 1, merged, 1, 0)
+        _tidy_runs(length, count, NULL, &runs)
     return 0
 
 
