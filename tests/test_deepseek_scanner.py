@@ -48,6 +48,13 @@ def hf_splits(deepseek_json):
     return lambda text: [piece for piece, _ in pre_tokenizer.pre_tokenize_str(text)]
 
 
+@pytest.fixture(scope="module")
+def deepseek_encodings(deepseek_json):
+    """(bytebpe's import, HF's Tokenizer) of DeepSeek's file, built once for the tests that need both."""
+    text = json.dumps(deepseek_json)
+    return from_tokenizer_json(text), Tokenizer.from_str(text)
+
+
 def first_difference(ours: list[str], theirs: list[str]) -> str:
     at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
     return f"piece {at}: ours {ours[max(0, at - 2):at + 3]!r}, HF's {theirs[max(0, at - 2):at + 3]!r}"
@@ -138,8 +145,8 @@ def test_pieces_resume_where_the_last_batch_ended(hf_splits):
 
 # ---- which files get the scanner, and ids end to end ------------------------------------------------------------
 
-def test_deepseeks_file_runs_on_the_scanner(deepseek_json):
-    enc = from_tokenizer_json(json.dumps(deepseek_json))
+def test_deepseeks_file_runs_on_the_scanner(deepseek_encodings):
+    enc, _ = deepseek_encodings
     assert enc.pretokenizer == "compiled"
     assert enc._pretokenize.kind == _pretokenize.PatternKind.DEEPSEEK
 
@@ -164,9 +171,8 @@ def test_a_file_that_differs_anywhere_keeps_the_general_path_and_hfs_ids(change,
     assert enc.encode(sample, allowed_special="all") == tok.encode(sample, add_special_tokens=False).ids
 
 
-def test_ids_equal_hf_on_every_class_combination_with_added_tokens(deepseek_json):
-    enc = from_tokenizer_json(json.dumps(deepseek_json))
-    tok = Tokenizer.from_str(json.dumps(deepseek_json))
+def test_ids_equal_hf_on_every_class_combination_with_added_tokens(deepseek_json, deepseek_encodings):
+    enc, tok = deepseek_encodings
     added = [t["content"] for t in deepseek_json["added_tokens"]][:4] + ["<think>"]
     rng = random.Random(13)
     texts = ["".join(rng.choices(REPRESENTATIVES + added + WORDS, k=rng.randint(1, 30))) for _ in range(2000)]

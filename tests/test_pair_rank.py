@@ -278,14 +278,20 @@ def test_runs_whose_pairs_bpe_interleaves_equal_hf(order, size):
         assert core_table(token_ids, merges, ignore_merges).encode_single_piece(piece) == expected
 
 
-@pytest.mark.parametrize("byte", list(b"a -=x.#*_~\t\n!0") + [0xE6, 0xFF])
-def test_runs_of_one_byte_equal_hf_on_gpt2s_file(byte, data_dir):
+@pytest.fixture(scope="module")
+def gpt2_file(data_dir):
+    """GPT-2's tokenizer in HF and its import's table, built once: ~4 s each under ASan."""
     from bytebpe import from_tokenizer_json
 
     from .hf_files import gpt2_tokenizer
 
     tok = gpt2_tokenizer(data_dir)
-    table = from_tokenizer_json(tok.to_str())._table
+    return tok, from_tokenizer_json(tok.to_str())._table
+
+
+@pytest.mark.parametrize("byte", list(b"a -=x.#*_~\t\n!0") + [0xE6, 0xFF])
+def test_runs_of_one_byte_equal_hf_on_gpt2s_file(byte, gpt2_file):
+    tok, table = gpt2_file
     for size in (RUN_MIN_BYTES, RUN_MIN_BYTES + 1, RUN_MIN_BYTES + 7, 6000 + byte):
         piece = bytes([byte]) * size
         expected = [token.id for token in tok.model.tokenize("".join(BYTE_CHARS[b] for b in piece))]
