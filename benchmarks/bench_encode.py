@@ -934,7 +934,9 @@ def build_peers(encoding: str, names: Sequence[str], vocab_dir: Path, notes: lis
     peers = [_bytebpe_peer(encoding, vocab_dir), _tiktoken_peer(encoding, vocab_dir)]
     for name in names:
         try:
-            peers.append(PEER_BUILDERS[name](encoding, vocab_dir))
+            peer = PEER_BUILDERS[name](encoding, vocab_dir)
+            peer.make()     # a distribution of that name with another API fails here, with a note, not mid-run
+            peers.append(peer)
         except ImportError as error:
             notes.append(f"{name}: not installed ({error})")
         except Exception as error:

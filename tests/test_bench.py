@@ -216,6 +216,27 @@ def test_bench_encode_reports_an_inexact_peer_where_it_differs_and_does_not_time
     row = next(line for line in out.splitlines() if line.startswith("| cl100k_base | english_prose.txt")
                and "inexact" in line)
     assert row.count("inexact") == 1
-    # One object to check the list output (then not timed), one to check the numpy output, and a fresh one
-    # for its one timed run (--quick: one repeat).
-    assert len(made) == 3
+    # One object made when the peer is built (to see that it loads), one to check the list output (then not
+    # timed), one to check the numpy output, and a fresh one for its one timed run (--quick: one repeat).
+    assert len(made) == 4
+
+
+def test_bench_encode_notes_a_peer_that_cannot_be_made_and_goes_on(data_dir, corpus_dir, monkeypatch, capsys):
+    # A distribution installed under a peer's name with another API (quicktok 0.2 has no Tokenizer) fails
+    # when its object is made: the run says so and times the others, instead of stopping halfway.
+    pytest.importorskip("tiktoken")
+    bench_encode = load_bench_encode()
+
+    def other_api(encoding, vocab_dir):
+        def make():
+            raise AttributeError("module 'quicktok' has no attribute 'Tokenizer'")
+        return bench_encode.Peer("quicktok", "0.2.0", make, lambda tok, text: [])
+
+    monkeypatch.setattr(bench_encode, "PEER_BUILDERS", {"quicktok": other_api})
+    monkeypatch.setenv("BYTEBPE_DATA_DIR", str(data_dir))
+    assert bench_encode.main(["--quick", "--sections", "peers", "--mb", "0.1", "--peer-mb", "0.05",
+                              "--corpus-dir", str(corpus_dir), "--corpora", "english_prose.txt",
+                              "--peers", "quicktok"]) == 0
+    out = capsys.readouterr().out
+    assert "quicktok: no cl100k_base (AttributeError: module 'quicktok' has no attribute 'Tokenizer')" in out
+    assert "| cl100k_base | english_prose.txt |" in out

@@ -53,6 +53,8 @@ static const uint32_t PIECE_CACHE_MAX_PIECE = 255;
 // lookup() results besides a hit's id count.
 static const int PIECE_CACHE_MISS = -1;     // not stored, and seen for the first time: do not insert it
 static const int PIECE_CACHE_ADMIT = -2;    // not stored, but seen before: insert it once merged
+// The doorkeeper counts one mark in this many (a power of two; see PieceCache::lookup).
+static const uint32_t DOORKEEPER_COUNT_SAMPLE = 8;
 
 struct PieceCacheSlot {
     uint32_t tag;               // the hash's high 32 bits
@@ -83,12 +85,13 @@ struct alignas(64) PieceCacheShard {    // one cache line apart: shards taken by
     std::mutex mutex;
     PieceCacheGeneration generation[2];
     int current;
-    // Pairs of words: [2w] is word w of the filter of the tags held in either generation, [2w + 1] word w
-    // of the doorkeeper of pieces seen once. Read and set without the lock.
-    std::atomic<uint64_t>* blooms;
-    std::atomic<uint32_t> doorkeeper_marks;
     size_t bytes;
     uint64_t hits, admitted, turnovers;     // counted under the lock
+    // The doorkeeper's marks since it was last cleared, estimated from a sample (see lookup), written
+    // without the lock: on a line of its own, so that its writes do not evict the fields above from the
+    // other threads' caches. (The shard's filter and doorkeeper words are PieceCache::shard_blooms: nothing
+    // that the lock-free path reads shares a line with anything written.)
+    alignas(64) std::atomic<uint32_t> doorkeeper_marks;
 };
 
 class PieceCache {
@@ -131,7 +134,6 @@ public:
         n_shards_ = (uint32_t)shards;
         for (uint32_t i = 0; i < n_shards_; i++) {
             init_shard(shards_[i]);
-            shards_[i].blooms = blooms_ + (size_t)i * 2 * bloom_words_;
             shards_[i].bytes = bloom_bytes;
         }
     }
@@ -160,7 +162,7 @@ public:
         PieceCacheShard& shard = shard_of(h);
         uint32_t tag = (uint32_t)(h >> 32);
         uint64_t bits = bloom_bits(tag);
-        std::atomic<uint64_t>* pair = shard.blooms + 2 * (tag & (bloom_words_ - 1));
+        std::atomic<uint64_t>* pair = shard_blooms(h) + 2 * (tag & (bloom_words_ - 1));
         if ((pair[0].load(std::memory_order_relaxed) & bits) == bits) {
             std::lock_guard<std::mutex> guard(shard.mutex);
             int found = find(shard.generation[shard.current], h, data, n, ids);
@@ -185,14 +187,20 @@ public:
         // encode loop measurably, and a race between two threads here can only lose a mark or a count
         // (a piece then waits for one more sight; the doorkeeper is cleared a little later).
         pair[1].store(pair[1].load(std::memory_order_relaxed) | marks, std::memory_order_relaxed);
-        uint32_t count = shard.doorkeeper_marks.load(std::memory_order_relaxed) + 1;
-        shard.doorkeeper_marks.store(count, std::memory_order_relaxed);
-        if (count >= slots_ / 2) {
-            // As many marks as a generation holds entries: start afresh before it fills with false
-            // positives.
-            for (uint32_t i = 0; i < bloom_words_; i++)
-                shard.blooms[2 * i + 1].store(0, std::memory_order_relaxed);
-            shard.doorkeeper_marks.store(0, std::memory_order_relaxed);
+        // One mark in DOORKEEPER_COUNT_SAMPLE is counted, that many times over (chosen by hash bits 8..10,
+        // which no other structure uses): the count is written an eighth as often. Two threads writing it
+        // at every first sight moved its cache line between cores thousands of times per MB of new text.
+        if (((h >> 8) & (DOORKEEPER_COUNT_SAMPLE - 1)) == 0) {
+            uint32_t count = shard.doorkeeper_marks.load(std::memory_order_relaxed) + DOORKEEPER_COUNT_SAMPLE;
+            shard.doorkeeper_marks.store(count, std::memory_order_relaxed);
+            if (count >= slots_ / 2) {
+                // About as many marks as a generation holds entries: start afresh before it fills with
+                // false positives.
+                std::atomic<uint64_t>* words = shard_blooms(h);
+                for (uint32_t i = 0; i < bloom_words_; i++)
+                    words[2 * i + 1].store(0, std::memory_order_relaxed);
+                shard.doorkeeper_marks.store(0, std::memory_order_relaxed);
+            }
         }
         return PIECE_CACHE_MISS;
     }
@@ -235,8 +243,9 @@ public:
             new (&shard.mutex) std::mutex();
             for (int g = 0; g < 2; g++)
                 clear(shard.generation[g]);
+            std::atomic<uint64_t>* words = blooms_of(i);
             for (uint32_t w = 0; w < 2 * bloom_words_; w++)
-                shard.blooms[w].store(0, std::memory_order_relaxed);
+                words[w].store(0, std::memory_order_relaxed);
             shard.doorkeeper_marks.store(0, std::memory_order_relaxed);
         }
     }
@@ -259,6 +268,17 @@ private:
         return shards_[(h >> 26) & (n_shards_ - 1)];
     }
 
+    // The shard's filter and doorkeeper in pairs of words: [2w] is word w of the filter of the tags held in
+    // either generation, [2w + 1] word w of the doorkeeper of pieces seen once. Read and set without the
+    // lock. Found from fields fixed at construction, so the lock-free path reads no shard field.
+    std::atomic<uint64_t>* shard_blooms(uint64_t h) noexcept {
+        return blooms_of((h >> 26) & (n_shards_ - 1));
+    }
+
+    std::atomic<uint64_t>* blooms_of(uint32_t shard_index) noexcept {
+        return blooms_ + (size_t)shard_index * 2 * bloom_words_;
+    }
+
     static uint64_t bloom_bits(uint32_t tag) noexcept {
         return (1ULL << (tag >> 26)) | (1ULL << ((tag >> 20) & 63));
     }
@@ -267,7 +287,6 @@ private:
         for (int g = 0; g < 2; g++)
             shard.generation[g] = PieceCacheGeneration{nullptr, nullptr, 0, 0, 0, 0};
         shard.current = 0;
-        shard.blooms = nullptr;
         shard.doorkeeper_marks.store(0, std::memory_order_relaxed);
         shard.bytes = 0;
         shard.hits = shard.admitted = shard.turnovers = 0;
@@ -315,6 +334,7 @@ private:
         uint32_t words = 1 + n_ids + (n + 3) / 4;
         if (words > arena_words_ || slots_ < 2)
             return;
+        std::atomic<uint64_t>* filter = shard_blooms(h);
         PieceCacheGeneration* generation = &shard.generation[shard.current];
         if (generation->used_words + words > arena_words_ || generation->entries + 1 > slots_ / 2) {
             // Full: the older generation goes, and its memory takes the new entries.
@@ -324,12 +344,12 @@ private:
             shard.turnovers++;
             // The filter forgets the entries just dropped: rebuilt from the tags of the generation kept.
             for (uint32_t w = 0; w < bloom_words_; w++)
-                shard.blooms[2 * w].store(0, std::memory_order_relaxed);
+                filter[2 * w].store(0, std::memory_order_relaxed);
             const PieceCacheGeneration& kept = shard.generation[1 - shard.current];
             if (kept.slots != nullptr)
                 for (uint32_t i = 0; i < kept.capacity; i++)
                     if (kept.slots[i].offset_plus_one != 0)
-                        add_to_filter(shard, kept.slots[i].tag);
+                        add_to_filter(filter, kept.slots[i].tag);
         }
         if (!make_room(shard, *generation, words))
             return;
@@ -341,7 +361,7 @@ private:
         place(generation->slots, generation->capacity, (uint32_t)(h >> 32), generation->used_words);
         generation->used_words += words;
         generation->entries++;
-        add_to_filter(shard, (uint32_t)(h >> 32));
+        add_to_filter(filter, (uint32_t)(h >> 32));
     }
 
     static void place(PieceCacheSlot* slots, uint32_t capacity, uint32_t tag, uint32_t offset) noexcept {
@@ -386,8 +406,8 @@ private:
     }
 
     // Under the shard lock, so no other writer: a plain store (readers load the word whole, atomically).
-    void add_to_filter(PieceCacheShard& shard, uint32_t tag) noexcept {
-        std::atomic<uint64_t>& word = shard.blooms[2 * (tag & (bloom_words_ - 1))];
+    void add_to_filter(std::atomic<uint64_t>* filter, uint32_t tag) noexcept {
+        std::atomic<uint64_t>& word = filter[2 * (tag & (bloom_words_ - 1))];
         word.store(word.load(std::memory_order_relaxed) | bloom_bits(tag), std::memory_order_relaxed);
     }
 };
