@@ -186,6 +186,16 @@ def test_bench_encode_quick_runs_every_section_with_bytebpe_and_tiktoken_and_no_
         assert all(0.04e6 < size <= 0.05e6 for size in result["slice_bytes"])
 
 
+def run_peers_with_quicktok_as(bench_encode, builder, data_dir, corpus_dir, monkeypatch, capsys) -> str:
+    """The output of a quick peers section with `builder` standing in for quicktok's."""
+    monkeypatch.setattr(bench_encode, "PEER_BUILDERS", {"quicktok": builder})
+    monkeypatch.setenv("BYTEBPE_DATA_DIR", str(data_dir))
+    assert bench_encode.main(["--quick", "--sections", "peers", "--mb", "0.1", "--peer-mb", "0.05",
+                              "--corpus-dir", str(corpus_dir), "--corpora", "english_prose.txt",
+                              "--peers", "quicktok"]) == 0
+    return capsys.readouterr().out
+
+
 def test_bench_encode_reports_an_inexact_peer_where_it_differs_and_does_not_time_it(data_dir, corpus_dir,
                                                                                    monkeypatch, capsys):
     pytest.importorskip("tiktoken")
@@ -205,12 +215,7 @@ def test_bench_encode_reports_an_inexact_peer_where_it_differs_and_does_not_time
         return bench_encode.Peer("quicktok", "9.9", make, lambda e, text: off_by_one(e.encode_ordinary(text)),
                                  encode_numpy=lambda e, text: e.encode_to_numpy(text), note="a fake")
 
-    monkeypatch.setattr(bench_encode, "PEER_BUILDERS", {"quicktok": wrong_peer})
-    monkeypatch.setenv("BYTEBPE_DATA_DIR", str(data_dir))
-    assert bench_encode.main(["--quick", "--sections", "peers", "--mb", "0.1", "--peer-mb", "0.05",
-                              "--corpus-dir", str(corpus_dir), "--corpora", "english_prose.txt",
-                              "--peers", "quicktok"]) == 0
-    out = capsys.readouterr().out
+    out = run_peers_with_quicktok_as(bench_encode, wrong_peer, data_dir, corpus_dir, monkeypatch, capsys)
     assert "quicktok list not timed on cl100k_base / english_prose.txt: inexact: input 0, first difference " \
            "at token 5" in out
     row = next(line for line in out.splitlines() if line.startswith("| cl100k_base | english_prose.txt")
@@ -232,11 +237,6 @@ def test_bench_encode_notes_a_peer_that_cannot_be_made_and_goes_on(data_dir, cor
             raise AttributeError("module 'quicktok' has no attribute 'Tokenizer'")
         return bench_encode.Peer("quicktok", "0.2.0", make, lambda tok, text: [])
 
-    monkeypatch.setattr(bench_encode, "PEER_BUILDERS", {"quicktok": other_api})
-    monkeypatch.setenv("BYTEBPE_DATA_DIR", str(data_dir))
-    assert bench_encode.main(["--quick", "--sections", "peers", "--mb", "0.1", "--peer-mb", "0.05",
-                              "--corpus-dir", str(corpus_dir), "--corpora", "english_prose.txt",
-                              "--peers", "quicktok"]) == 0
-    out = capsys.readouterr().out
+    out = run_peers_with_quicktok_as(bench_encode, other_api, data_dir, corpus_dir, monkeypatch, capsys)
     assert "quicktok: no cl100k_base (AttributeError: module 'quicktok' has no attribute 'Tokenizer')" in out
     assert "| cl100k_base | english_prose.txt |" in out
