@@ -169,6 +169,17 @@ def test_scanner_equals_regex_on_long_runs(runs):
 
 
 @pytest.mark.parametrize("name", PATTERNS)
+def test_runs_of_spaces_of_every_length_end_where_regex_ends_them(name):
+    # Runs of spaces are skipped 16 bytes at a time: every length across two blocks, after and before each
+    # kind of space, line break, letter, digit, punctuation, contraction and non-ASCII character.
+    around = ["", "a", "1", ".", "'s", "\n", "\r\n", "\t", "\xa0", "\u3000", "\u00e9", "\U0001f600"]
+    for length in range(1, 41):
+        for before in around:
+            for after in around:
+                assert_same_pieces(PATTERNS[name], before + " " * length + after)
+
+
+@pytest.mark.parametrize("name", PATTERNS)
 @pytest.mark.parametrize("text", ["", " ", "\n", "x", "  ", " \n ", "'", "''s", "a'", "I'M", "HTTPServer's",
                                   "camelCaseWORDS", "\r\n\r\n  x", "1234567", "  \u3000x", "ab  \t\n"])
 def test_scanner_equals_regex_on_edge_cases(name, text):

@@ -1,4 +1,4 @@
-/* Runs of ASCII letters, 16 bytes at a time: the hot inner loop of the pre-tokenizer.
+/* Runs of ASCII letters (and of one byte), 16 bytes at a time: the hot inner loops of the pre-tokenizer.
  *
  * A word ends at an unpredictable byte; a byte-at-a-time loop pays a branch misprediction there for
  * every piece. Comparing 16 bytes at once and counting the trailing letters with one instruction leaves
@@ -30,6 +30,22 @@ static inline size_t bytebpe_ascii_letter_run(const uint8_t* s, size_t i, size_t
     }
 #endif
     while (i < n && (uint8_t)((s[i] | fold) - 0x61) < 26)
+        i++;
+    return i;
+}
+
+/* The end of the run of bytes equal to `byte` at s[i:n] (code indents with runs of spaces). */
+static inline size_t bytebpe_byte_run(const uint8_t* s, size_t i, size_t n, uint8_t byte) {
+#if defined(__SSE2__)
+    const __m128i wanted = _mm_set1_epi8((char)byte);
+    while (i + 16 <= n) {
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)(s + i)), wanted));
+        if (mask != 0xFFFFu)
+            return i + (size_t)__builtin_ctz(~mask);
+        i += 16;
+    }
+#endif
+    while (i < n && s[i] == byte)
         i++;
     return i;
 }

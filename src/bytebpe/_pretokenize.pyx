@@ -50,6 +50,7 @@ cdef extern from "_unicode_tables.h":
 
 cdef extern from "_ascii_runs.h":
     size_t bytebpe_ascii_letter_run(const uint8_t* s, size_t i, size_t n, uint8_t fold) noexcept nogil
+    size_t bytebpe_byte_run(const uint8_t* s, size_t i, size_t n, uint8_t byte) noexcept nogil
 
 # Everything that is not "other": [^\s\p{L}\p{N}] is a code point with none of these bits.
 cdef enum:
@@ -163,7 +164,13 @@ cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t i, Py_ssize_t n,
     cdef Py_ssize_t width
     last_start[0] = i
     newline_end[0] = NO_END
-    while i < n and _class_at(s, i, n, &width) & BYTEBPE_SPACE:
+    while i < n:
+        if s[i] == 32:      # a run of spaces at once (indentation): its last character starts at its end - 1
+            i = <Py_ssize_t>bytebpe_byte_run(s, <size_t>i + 1, <size_t>n, 32)
+            last_start[0] = i - 1
+            continue
+        if not (_class_at(s, i, n, &width) & BYTEBPE_SPACE):
+            break
         last_start[0] = i
         if s[i] == 13 or s[i] == 10:
             newline_end[0] = i + 1
