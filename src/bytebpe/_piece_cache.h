@@ -188,7 +188,7 @@ public:
         // (a piece then waits for one more sight; the doorkeeper is cleared a little later).
         pair[1].store(pair[1].load(std::memory_order_relaxed) | marks, std::memory_order_relaxed);
         // One mark in DOORKEEPER_COUNT_SAMPLE is counted, that many times over (chosen by hash bits 8..10,
-        // which no other structure uses): the count is written an eighth as often. Two threads writing it
+        // which none of this cache's structures uses): the count is written an eighth as often. Two threads writing it
         // at every first sight moved its cache line between cores thousands of times per MB of new text.
         if (((h >> 8) & (DOORKEEPER_COUNT_SAMPLE - 1)) == 0) {
             uint32_t count = shard.doorkeeper_marks.load(std::memory_order_relaxed) + DOORKEEPER_COUNT_SAMPLE;
