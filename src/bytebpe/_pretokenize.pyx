@@ -235,9 +235,15 @@ cdef Py_ssize_t _r50k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexce
 cdef Py_ssize_t _cl100k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     # '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$
     # |\s*[\r\n]|\s+(?!\S)|\s
-    cdef Py_ssize_t end = _contraction(s, i, n)
+    cdef Py_ssize_t end
     cdef Py_ssize_t width, next_width, last_start, newline_end
     cdef uint8_t bits, next_bits
+    # The commonest piece first: a space and a word that starts with an ASCII letter (one byte of
+    # [^\r\n\p{L}\p{N}], then \p{L}++); no contraction starts with a space. Scanner.count on English prose:
+    # 2.11-2.19 -> 1.89-1.99 ms/MB.
+    if s[i] == 32 and i + 1 < n and s[i + 1] < 0x80 and ASCII_CLASS[s[i + 1]] & BYTEBPE_LETTER:
+        return _run_with(s, i + 2, n, BYTEBPE_LETTER)
+    end = _contraction(s, i, n)
     if end != NO_END:
         return end
     bits = _class_at(s, i, n, &width)
