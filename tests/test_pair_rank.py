@@ -215,7 +215,7 @@ def test_whole_pipeline_equals_regex_split_then_reference(text, seed, ignore_mer
         assert enc.encode_ordinary(text) == expected
 
 
-# ---- runs of one byte (_pair_merge_run) ---------------------------------------------------------------------
+# ---- runs of one byte (_merge_run by pair rank) -----------------------------------------------------------------
 
 RUN_MIN_BYTES = 4096    # _core.pyx's RUN_MIN_BYTES: a one-byte piece this long merges as runs of equal parts
 

@@ -23,9 +23,9 @@ MergeTable (the vocabulary; shared read-only by every thread)
   took 1.33 GB by buckets, 79 MB this way). `_merge_by_pair_rank` (_merge_pair_rank.pxi) is the pair-rank
   rule's scan/heap, with a dense table of the 65,536 byte pairs for its first lookups, a Bloom filter of
   the listed pairs in front of the pair table (`_maybe_merge`), and both neighbours' lookups prefetched
-  before either is read (DeepSeek on multilingual text: 14 -> 20 MB/s); its `_pair_merge_run` is
-  `_merge_run` by pair rank (10 MB of "a" on GPT-2's tokenizer.json: 2.25 s, 484 MB peak -> 0.04 s,
-  104 MB). Included rather than cimported from modules of their own, so that their calls into the table's
+  before either is read (DeepSeek on multilingual text: 14 -> 20 MB/s); it uses `_merge_run` too,
+  whose pair lookup follows the table's rule (10 MB of "a" on GPT-2's tokenizer.json: 2.25 s, 484 MB peak
+  -> 0.04 s, 104 MB). Included rather than cimported from modules of their own, so that their calls into the table's
   lookups stay direct and inlinable (callgrind, against the same code as methods: +0.08% instructions on
   English, +0.2% on a mix heavy in long pieces, from the compiler's different inlining).
 - `_pair_rank` memo: a direct-mapped (left, right) -> rank memo per call, so a pair met again costs one

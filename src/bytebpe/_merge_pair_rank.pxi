@@ -21,7 +21,7 @@ cdef int _merge_by_pair_rank(MergeTable self, const uint8_t* data, Py_ssize_t n,
     if n >= NO_PART:
         with gil:
             raise ValueError(f"cannot encode a single pre-token of {n} bytes (the limit is 4 GiB - 1)")
-    if n >= RUN_MIN_BYTES and _pair_merge_run(self, data, n, out):
+    if n >= RUN_MIN_BYTES and _merge_run(self, data, n, out):
         return 0
     ids.reserve(n)
     for k in range(n):
@@ -154,81 +154,4 @@ cdef int _pair_merge_heap(MergeTable self, const Rank* ids, Py_ssize_t m, vector
     while p < m:
         out.push_back(part[p])
         p = next_part[p]
-    return 0
-
-
-cdef inline Rank _pair_rank_of(MergeTable self, Rank left, Rank right, Rank* result) noexcept nogil:
-    """The merge rank of (left, right) and, through `result`, the token it makes; NO_RANK when unlisted."""
-    cdef const PairMerge* merge = self._find_merge(left, right)
-    if merge == NULL:
-        return NO_RANK
-    result[0] = merge.result
-    return merge.merge_rank
-
-
-cdef int _pair_merge_run(MergeTable self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
-    # _merge_run (_merge_run.pxi) under the pair-rank rule: a piece of RUN_MIN_BYTES or more that repeats one
-    # byte b merges as runs of equal parts b^L, (length, count, token). A pair of parts merges by the rank
-    # of its two tokens in the merges, into the token the merge lists, so every part's token is known
-    # without a lookup by bytes (the whole-piece table may leave b^L out, see _keep_whole_tokens_of_rule).
-    # A pair inside a run merges the whole run at once, left to right, when none of the pairs that creates
-    # ((2L, L), (2L, 2L), and with the neighbours) ranks below it; merge ranks never tie between different
-    # pairs. Otherwise, or with too many runs or steps, returns 0 with `out` untouched, and the general path
-    # merges the piece; returns 1 when `out` holds the piece's ids. 10 MB of "a" on GPT-2's tokenizer.json:
-    # 2.25 s and a 484 MB peak by heap before this, 0.04 s and 104 MB (the process) with it.
-    cdef Py_ssize_t length[RUN_MAX_RUNS + 2]
-    cdef Py_ssize_t count[RUN_MAX_RUNS + 2]
-    cdef Rank token[RUN_MAX_RUNS + 2]
-    cdef Py_ssize_t runs = 1, i, k, best, steps, c
-    cdef Rank best_rank, rank, made, best_made = 0, doubled
-    cdef bint inside
-    if self.byte_rank[data[0]] == NO_RANK:
-        return 0
-    for i in range(1, n):
-        if data[i] != data[0]:
-            return 0
-    length[0] = 1
-    count[0] = n
-    token[0] = self.byte_rank[data[0]]
-    for steps in range(RUN_MAX_STEPS):
-        best = -1
-        best_rank = NO_RANK
-        inside = False
-        for i in range(runs):      # left to right, the pair inside a run before the one after it
-            if count[i] >= 2:
-                rank = _pair_rank_of(self, token[i], token[i], &made)
-                if rank < best_rank:
-                    best, best_rank, inside, best_made = i, rank, True, made
-            if i + 1 < runs:
-                rank = _pair_rank_of(self, token[i], token[i + 1], &made)
-                if rank < best_rank:
-                    best, best_rank, inside, best_made = i, rank, False, made
-        if best < 0:
-            for i in range(runs):
-                for k in range(count[i]):
-                    out.push_back(token[i])
-            return 1
-        if runs + 2 > RUN_MAX_RUNS:
-            return 0
-        i = best
-        if inside:
-            c = count[i]
-            doubled = best_made
-            if (_pair_rank_of(self, doubled, token[i], &made) < best_rank
-                    or (c >= 4 and _pair_rank_of(self, doubled, doubled, &made) < best_rank)
-                    or (i > 0 and _pair_rank_of(self, token[i - 1], doubled, &made) < best_rank)
-                    or (c % 2 == 0 and i + 1 < runs
-                        and _pair_rank_of(self, doubled, token[i + 1], &made) < best_rank)):
-                return 0
-            length[i] *= 2
-            count[i] = c // 2
-            if c % 2:
-                _insert_run(length, count, token, &runs, i + 1, length[i] // 2, 1, token[i])
-            token[i] = doubled
-        else:
-            # One pair across two runs: the last part of run i and the first of run i + 1.
-            count[i] -= 1
-            count[i + 1] -= 1
-            _insert_run(length, count, token, &runs, i + 1, length[i] + length[i + 1], 1, best_made)
-        _tidy_runs(length, count, token, &runs)
     return 0
