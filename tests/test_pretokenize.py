@@ -186,6 +186,56 @@ def test_scanner_equals_regex_on_edge_cases(name, text):
     assert_same_pieces(PATTERNS[name], text)
 
 
+# ---- the 64-byte blocks ------------------------------------------------------------------------------------
+# cl100k's scanner finds the piece starts of 64 bytes of ASCII at once (_piece_starts.h), and stops before
+# an apostrophe or a non-ASCII byte, or inside a whitespace run that reaches the block's end; the byte-at-a-
+# time scanner takes over there. The tests above mostly feed it short or non-ASCII text: these feed it long
+# ASCII text, where every rule of the bit masks and every way a block can stop is met at every alignment.
+
+BLOCK_CHARS = [" ", "\t", "\x0b", "\x0c", "\r", "\n", "a", "Z", "0", ".", "-", "\x00", "\x1c", "'", "s", "\u00e9"]
+
+
+def test_the_block_scan_is_on():
+    # It only runs when its byte-range classes are the tables' (tiktoken's) for all of ASCII.
+    assert _pretokenize.BLOCK_SCAN_ENABLED
+
+
+@pytest.mark.parametrize("shift", range(4))
+def test_every_three_characters_repeated_across_blocks_are_cut_as_regex_cuts_them(shift):
+    # Each gram repeated 30 times makes a text of 90+ characters that crosses a block's end at every offset
+    # the repetition allows; the shift moves it against the start.
+    scanner = Scanner.for_pattern(patterns.CL100K_PATTERN)
+    pattern = regex.compile(patterns.CL100K_PATTERN)
+    for a in BLOCK_CHARS:
+        for b in BLOCK_CHARS:
+            for c in BLOCK_CHARS:
+                text = "x" * shift + (a + b + c) * 30
+                if scanner.split(text) != pattern.findall(text):
+                    assert_same_pieces(patterns.CL100K_PATTERN, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(BLOCK_CHARS), st.integers(1, 9)), min_size=10, max_size=90))
+def test_runs_of_ascii_classes_are_cut_as_regex_cuts_them(runs):
+    # Runs (of whitespace with several line breaks, of digits past three, of punctuation) that start and end
+    # anywhere in a block or across two.
+    assert_same_pieces(patterns.CL100K_PATTERN, "".join(char * count for char, count in runs))
+
+
+def test_line_breaks_at_every_distance_in_a_whitespace_run_are_cut_as_regex_cuts_them():
+    # A run's last line break decides where its pieces start; the mask finds it across up to 63 bytes.
+    for gap in range(64):
+        for space in [" ", "\t", "\r\n"]:
+            assert_same_pieces(patterns.CL100K_PATTERN, "a\n" + space * gap + "\n" + "  b" + "x" * 64)
+            assert_same_pieces(patterns.CL100K_PATTERN, "." + "\n" * gap + " \n" + " " * gap + "b" + "x" * 64)
+
+
+@pytest.mark.parametrize("filler", ["a" * 70, " " * 70, "\n" * 70, "7" * 70, "." * 70, "ab " * 30])
+def test_a_block_full_of_one_piece_or_one_run_hands_over_and_goes_on(filler):
+    for after in ["", "x", " x", "\n", "'s", "\u00e9", "1234"]:
+        assert_same_pieces(patterns.CL100K_PATTERN, filler + after + filler)
+
+
 # ---- behaviour of the Scanner object ----------------------------------------------------------------------
 
 def test_o200k_splits_at_case_changes_and_keeps_contractions():

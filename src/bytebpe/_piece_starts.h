@@ -1,0 +1,161 @@
+/* Where pieces start in 64 bytes of ASCII text, computed for all 64 positions at once (cl100k's pattern).
+ *
+ * The byte-at-a-time scanner pays a branch misprediction at the end of nearly every piece: on English
+ * prose a piece is ~4.5 bytes, so that is most of its ~9 ns per piece. Here the classes of 64 bytes become
+ * one bit mask each (letters, digits, space, line breaks, other whitespace, other), and the pattern's rules,
+ * read as "does a piece start at this byte?", become a few dozen bitwise operations on those masks. The
+ * caller then walks the set bits. There are no data-dependent branches except the walk's.
+ *
+ * THE RULES (cl100k_base, ASCII, no apostrophe; byte 0 of the window is known to start a piece, and a
+ * piece's start depends only on what lies at and after the previous start):
+ *   '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$
+ *   |\s*[\r\n]|\s+(?!\S)|\s
+ * With L letters, D digits, S the space, N \r or \n, T the other whitespace, O everything else:
+ * - a letter starts a piece unless it follows a letter, a space or T (the last character of a whitespace
+ *   run before a non-space always starts a piece, and takes a word as its prefix), or an O that itself
+ *   starts a piece (the one-character prefix); an O that does not start a piece is inside a run of O;
+ * - a digit starts a piece at the start of its run and every third digit after it;
+ * - an O starts a piece unless it follows an O (the run) or a space (` ?` before the run);
+ * - line breaks right after a run of O belong to it (`[\r\n]*+`): they are "absorbed", and the whitespace
+ *   that follows them is a run of its own;
+ * - in a run of (unabsorbed) whitespace, a piece starts at its first character, after its last line break
+ *   (`\s*[\r\n]`), and at its last character when the part after the last line break has two or more
+ *   characters and a non-space follows (`\s+(?!\S)`).
+ * Apostrophes (contractions) and bytes >= 0x80 are "hard": the window stops before them and the scalar
+ * scanner takes over (see _pretokenize.pyx). The rules are tested against `regex` and tiktoken on every
+ * combination of classes (tests/test_pretokenize.py).
+ *
+ * WHICH STARTS ARE CERTAIN. Everything above looks back only, except whitespace runs: where a run's last
+ * line break is, and whether a non-space follows, depend on where the run ends. So a window is trusted up
+ * to its first hard byte, and not inside a whitespace run that reaches that limit (or the window's end,
+ * where `\s++$` might also apply). The caller resumes at the last certain start.
+ *
+ * SSE2 is part of x86-64, so no CPU check is needed; elsewhere a byte loop fills the same masks.
+ */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+typedef struct {
+    uint64_t letter;    /* A-Z a-z */
+    uint64_t digit;     /* 0-9 */
+    uint64_t space;     /* ' ' */
+    uint64_t newline;   /* \r \n */
+    uint64_t white;     /* \t \n \v \f \r and ' ' */
+    uint64_t hard;      /* >= 0x80, or the apostrophe */
+} bytebpe_ascii_masks;
+
+#if defined(__SSE2__)
+static inline uint64_t bytebpe_mask16(__m128i m, int lane) {
+    return (uint64_t)(unsigned)_mm_movemask_epi8(m) << (16 * lane);
+}
+#endif
+
+/* The class masks of s[0:64] (bit j is byte j). */
+static inline void bytebpe_classify64(const uint8_t* s, bytebpe_ascii_masks* m) {
+#if defined(__SSE2__)
+    const __m128i fold = _mm_set1_epi8(0x20);
+    const __m128i letter_shift = _mm_set1_epi8((char)(0x61 + 0x80));
+    const __m128i digit_shift = _mm_set1_epi8((char)(0x30 + 0x80));
+    const __m128i ctrl_shift = _mm_set1_epi8((char)(0x09 + 0x80));
+    const __m128i below_26 = _mm_set1_epi8((char)(26 - 128));
+    const __m128i below_10 = _mm_set1_epi8((char)(10 - 128));
+    const __m128i below_5 = _mm_set1_epi8((char)(5 - 128));
+    const __m128i space = _mm_set1_epi8(0x20);
+    const __m128i cr = _mm_set1_epi8(0x0D);
+    const __m128i lf = _mm_set1_epi8(0x0A);
+    const __m128i quote = _mm_set1_epi8(0x27);
+    m->letter = m->digit = m->space = m->newline = m->white = m->hard = 0;
+    for (int lane = 0; lane < 4; lane++) {
+        __m128i v = _mm_loadu_si128((const __m128i*)(s + 16 * lane));
+        /* c - (base + 128) as a signed byte is below width - 128 exactly when base <= c < base + width. */
+        __m128i letter = _mm_cmplt_epi8(_mm_sub_epi8(_mm_or_si128(v, fold), letter_shift), below_26);
+        __m128i digit = _mm_cmplt_epi8(_mm_sub_epi8(v, digit_shift), below_10);
+        __m128i is_space = _mm_cmpeq_epi8(v, space);
+        __m128i newline = _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf));
+        __m128i white = _mm_or_si128(is_space, _mm_cmplt_epi8(_mm_sub_epi8(v, ctrl_shift), below_5));
+        m->letter |= bytebpe_mask16(letter, lane);
+        m->digit |= bytebpe_mask16(digit, lane);
+        m->space |= bytebpe_mask16(is_space, lane);
+        m->newline |= bytebpe_mask16(newline, lane);
+        m->white |= bytebpe_mask16(white, lane);
+        /* movemask of the bytes themselves: their top bit, set from 0x80 up */
+        m->hard |= bytebpe_mask16(_mm_or_si128(v, _mm_cmpeq_epi8(v, quote)), lane);
+    }
+#else
+    m->letter = m->digit = m->space = m->newline = m->white = m->hard = 0;
+    for (int j = 0; j < 64; j++) {
+        uint8_t c = s[j];
+        uint64_t bit = 1ULL << j;
+        if ((uint8_t)((c | 0x20) - 0x61) < 26) m->letter |= bit;
+        if ((uint8_t)(c - 0x30) < 10) m->digit |= bit;
+        if (c == 0x20) m->space |= bit;
+        if (c == 0x0D || c == 0x0A) m->newline |= bit;
+        if (c == 0x20 || (uint8_t)(c - 0x09) < 5) m->white |= bit;
+        if (c >= 0x80 || c == 0x27) m->hard |= bit;
+    }
+#endif
+}
+
+/* Spread every bit of `seed` downward (to lower positions) through the contiguous set bits of `within`
+ * that hold it: the result has bit j when j is in `within` and some seed bit lies at or above j in the
+ * same run. Six doubling steps instead of a loop over the run. */
+static inline uint64_t bytebpe_smear_down(uint64_t seed, uint64_t within) {
+    uint64_t reach = seed & within;
+    uint64_t run = within;
+    for (int shift = 1; shift < 64; shift <<= 1) {
+        reach |= (reach >> shift) & run;
+        run &= run >> shift;
+    }
+    return reach;
+}
+
+/* The certain piece starts of cl100k's pattern in s[0:64] (bit 0, the window's start, always among them),
+ * and in `*hard` the mask of hard bytes. The caller guarantees that a piece starts at s[0]. */
+static inline uint64_t bytebpe_cl100k_starts(const uint8_t* s, uint64_t* hard) {
+    bytebpe_ascii_masks m;
+    bytebpe_classify64(s, &m);
+    const uint64_t L = m.letter, D = m.digit, S = m.space, N = m.newline, W = m.white;
+    const uint64_t T = W & ~S & ~N;
+    const uint64_t O = ~(L | D | W | m.hard);
+    /* An O starts a piece unless it continues a run of O or follows a space; byte 0 always starts one. */
+    const uint64_t o_start = (O & ~(O << 1) & ~(S << 1)) | (O & 1);
+    /* A letter starts a piece unless it follows a letter, a space or T, or an O that starts a piece. */
+    const uint64_t letter_starts = L & ~(L << 1) & ~((S | T) << 1) & ~(o_start << 1);
+    /* A digit run starts a piece, and so does every third digit of it (rarely more than one step). */
+    uint64_t digit_starts = D & ~(D << 1);
+    uint64_t group = digit_starts;
+    const uint64_t three_digits = D & (D << 1) & (D << 2);
+    while ((group = (group << 3) & three_digits) != 0)
+        digit_starts |= group;
+    /* Line breaks right after O: add the seed at the bottom of each such run of line breaks, and the carry
+     * runs through the run (it cannot go further: a run of line breaks ends at a byte that is not one). */
+    const uint64_t absorb_seed = N & (O << 1);
+    const uint64_t absorbed = ((N + absorb_seed) ^ N) & N;
+    const uint64_t white = W & ~absorbed;
+    const uint64_t run_start = white & ~(white << 1);
+    const uint64_t before_last_break = bytebpe_smear_down(N & white, white);
+    const uint64_t after_breaks = white & ~before_last_break;
+    const uint64_t after_last_break = after_breaks & (before_last_break << 1);
+    const uint64_t before_non_space = ~(W >> 1);
+    /* (A tail of one character also gets its bit here: it starts a piece anyway, as the run's start or
+     * after its last line break.) */
+    const uint64_t last_of_tail = after_breaks & before_non_space;
+    uint64_t starts = 1 | o_start | letter_starts | digit_starts | run_start | after_last_break | last_of_tail;
+
+    /* Trust starts below the first hard byte, and not inside a whitespace run that reaches it. */
+    unsigned limit = m.hard ? (unsigned)__builtin_ctzll(m.hard) : 64;
+    *hard = m.hard;
+    uint64_t trusted = limit == 64 ? ~0ULL : (1ULL << limit) - 1;
+    if (limit > 0 && (W >> (limit - 1)) & 1) {
+        /* The run starts just after the last non-whitespace byte below it; its start is certain (it looks
+         * back only), what lies inside it is not. */
+        uint64_t non_white_below = ~W & trusted;
+        unsigned run_begin = non_white_below ? 64 - (unsigned)__builtin_clzll(non_white_below) : 0;
+        trusted = (2ULL << run_begin) - 1;
+    }
+    return starts & trusted;
+}
