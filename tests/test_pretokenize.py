@@ -187,12 +187,13 @@ def test_scanner_equals_regex_on_edge_cases(name, text):
 
 
 # ---- the 64-byte blocks ------------------------------------------------------------------------------------
-# cl100k's scanner finds the piece starts of 64 bytes of ASCII at once (_piece_starts.h), and stops before
+# cl100k's and o200k's scanners find the piece starts of 64 bytes of ASCII at once (_piece_starts.h), stop before
 # an apostrophe or a non-ASCII byte, or inside a whitespace run that reaches the block's end; the byte-at-a-
 # time scanner takes over there. The tests above mostly feed it short or non-ASCII text: these feed it long
 # ASCII text, where every rule of the bit masks and every way a block can stop is met at every alignment.
 
-BLOCK_CHARS = [" ", "\t", "\x0b", "\x0c", "\r", "\n", "a", "Z", "0", ".", "-", "\x00", "\x1c", "'", "s", "\u00e9"]
+BLOCK_CHARS = [" ", "\t", "\x0b", "\x0c", "\r", "\n", "a", "Z", "0", ".", "/", "\x00", "\x1c", "'", "s", "\u00e9"]
+BLOCK_PATTERNS = ["cl100k", "o200k"]
 
 
 def test_the_block_scan_is_on():
@@ -200,18 +201,19 @@ def test_the_block_scan_is_on():
     assert _pretokenize.BLOCK_SCAN_ENABLED
 
 
+@pytest.mark.parametrize("name", BLOCK_PATTERNS)
 @pytest.mark.parametrize("shift", range(4))
-def test_every_three_characters_repeated_across_blocks_are_cut_as_regex_cuts_them(shift):
+def test_every_three_characters_repeated_across_blocks_are_cut_as_regex_cuts_them(name, shift):
     # Each gram repeated 30 times makes a text of 90+ characters that crosses a block's end at every offset
     # the repetition allows; the shift moves it against the start.
-    scanner = Scanner.for_pattern(patterns.CL100K_PATTERN)
-    pattern = regex.compile(patterns.CL100K_PATTERN)
+    scanner = Scanner.for_pattern(PATTERNS[name])
+    pattern = regex.compile(PATTERNS[name])
     for a in BLOCK_CHARS:
         for b in BLOCK_CHARS:
             for c in BLOCK_CHARS:
                 text = "x" * shift + (a + b + c) * 30
                 if scanner.split(text) != pattern.findall(text):
-                    assert_same_pieces(patterns.CL100K_PATTERN, text)
+                    assert_same_pieces(PATTERNS[name], text)
 
 
 @settings(max_examples=300, deadline=None)
@@ -219,21 +221,26 @@ def test_every_three_characters_repeated_across_blocks_are_cut_as_regex_cuts_the
 def test_runs_of_ascii_classes_are_cut_as_regex_cuts_them(runs):
     # Runs (of whitespace with several line breaks, of digits past three, of punctuation) that start and end
     # anywhere in a block or across two.
-    assert_same_pieces(patterns.CL100K_PATTERN, "".join(char * count for char, count in runs))
+    for name in BLOCK_PATTERNS:
+        assert_same_pieces(PATTERNS[name], "".join(char * count for char, count in runs))
 
 
-def test_line_breaks_at_every_distance_in_a_whitespace_run_are_cut_as_regex_cuts_them():
+@pytest.mark.parametrize("name", BLOCK_PATTERNS)
+def test_line_breaks_at_every_distance_in_a_whitespace_run_are_cut_as_regex_cuts_them(name):
     # A run's last line break decides where its pieces start; the mask finds it across up to 63 bytes.
+    # (o200k: a run of punctuation takes line breaks and slashes after it, "\n/" repeated.)
     for gap in range(64):
         for space in [" ", "\t", "\r\n"]:
-            assert_same_pieces(patterns.CL100K_PATTERN, "a\n" + space * gap + "\n" + "  b" + "x" * 64)
-            assert_same_pieces(patterns.CL100K_PATTERN, "." + "\n" * gap + " \n" + " " * gap + "b" + "x" * 64)
+            assert_same_pieces(PATTERNS[name], "a\n" + space * gap + "\n" + "  b" + "x" * 64)
+            assert_same_pieces(PATTERNS[name], "." + "\n" * gap + " \n" + " " * gap + "b" + "x" * 64)
+            assert_same_pieces(PATTERNS[name], "a\n" + "/\n" * gap + space + "/b" + "x" * 64)
 
 
-@pytest.mark.parametrize("filler", ["a" * 70, " " * 70, "\n" * 70, "7" * 70, "." * 70, "ab " * 30])
-def test_a_block_full_of_one_piece_or_one_run_hands_over_and_goes_on(filler):
-    for after in ["", "x", " x", "\n", "'s", "\u00e9", "1234"]:
-        assert_same_pieces(patterns.CL100K_PATTERN, filler + after + filler)
+@pytest.mark.parametrize("name", BLOCK_PATTERNS)
+@pytest.mark.parametrize("filler", ["a" * 70, " " * 70, "\n" * 70, "7" * 70, "." * 70, "ab " * 30, "aB" * 35])
+def test_a_block_full_of_one_piece_or_one_run_hands_over_and_goes_on(name, filler):
+    for after in ["", "x", " x", "\n", "'s", "\u00e9", "1234", "/\n"]:
+        assert_same_pieces(PATTERNS[name], filler + after + filler)
 
 
 # ---- behaviour of the Scanner object ----------------------------------------------------------------------

@@ -1,4 +1,5 @@
-/* Where pieces start in 64 bytes of ASCII text, computed for all 64 positions at once (cl100k's pattern).
+/* Where pieces start in 64 bytes of ASCII text, computed for all 64 positions at once (cl100k's and o200k's
+ * patterns).
  *
  * The byte-at-a-time scanner pays a branch misprediction at the end of nearly every piece: on English
  * prose a piece is ~4.5 bytes, so that is most of its ~9 ns per piece. Here the classes of 64 bytes become
@@ -6,18 +7,22 @@
  * read as "does a piece start at this byte?", become a few dozen bitwise operations on those masks. The
  * caller then walks the set bits. There are no data-dependent branches except the walk's.
  *
- * THE RULES (cl100k_base, ASCII, no apostrophe; byte 0 of the window is known to start a piece, and a
- * piece's start depends only on what lies at and after the previous start):
- *   '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$
- *   |\s*[\r\n]|\s+(?!\S)|\s
+ * THE RULES (ASCII, no apostrophe; byte 0 of the window is known to start a piece, and a piece's start
+ * depends only on what lies at and after the previous start):
+ *   cl100k '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$
+ *          |\s*[\r\n]|\s+(?!\S)|\s
+ *   o200k  [^\r\n\p{L}\p{N}]?[Lu Lt Lm Lo M]*[Ll Lm Lo M]+(contraction)?|...[Lu...]+[Ll...]*(contraction)?
+ *          |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
  * With L letters, D digits, S the space, N \r or \n, T the other whitespace, O everything else:
  * - a letter starts a piece unless it follows a letter, a space or T (the last character of a whitespace
  *   run before a non-space always starts a piece, and takes a word as its prefix), or an O that itself
- *   starts a piece (the one-character prefix); an O that does not start a piece is inside a run of O;
+ *   starts a piece (the one-character prefix); an O that does not start a piece is inside a run of O.
+ *   o200k also starts one at an upper-case letter after a lower-case one (in ASCII its two word branches
+ *   are [A-Z]*[a-z]+ and [A-Z]+);
  * - a digit starts a piece at the start of its run and every third digit after it;
- * - an O starts a piece unless it follows an O (the run) or a space (` ?` before the run);
- * - line breaks right after a run of O belong to it (`[\r\n]*+`): they are "absorbed", and the whitespace
- *   that follows them is a run of its own;
+ * - an O starts a piece unless it follows an O of its run or a space (` ?` before the run);
+ * - line breaks right after a run of O belong to it (`[\r\n]*+`; o200k's `[\r\n/]*` takes slashes among
+ *   them too): they are "absorbed", and the whitespace that follows them is a run of its own;
  * - in a run of (unabsorbed) whitespace, a piece starts at its first character, after its last line break
  *   (`\s*[\r\n]`), and at its last character when the part after the last line break has two or more
  *   characters and a non-space follows (`\s+(?!\S)`).
@@ -41,6 +46,8 @@
 
 typedef struct {
     uint64_t letter;    /* A-Z a-z */
+    uint64_t lower;     /* a-z */
+    uint64_t slash;     /* '/' (o200k's runs of punctuation take it after their line breaks) */
     uint64_t digit;     /* 0-9 */
     uint64_t space;     /* ' ' */
     uint64_t newline;   /* \r \n */
@@ -68,16 +75,20 @@ static inline void bytebpe_classify64(const uint8_t* s, bytebpe_ascii_masks* m) 
     const __m128i cr = _mm_set1_epi8(0x0D);
     const __m128i lf = _mm_set1_epi8(0x0A);
     const __m128i quote = _mm_set1_epi8(0x27);
-    m->letter = m->digit = m->space = m->newline = m->white = m->hard = 0;
+    const __m128i slash = _mm_set1_epi8(0x2F);
+    m->letter = m->lower = m->slash = m->digit = m->space = m->newline = m->white = m->hard = 0;
     for (int lane = 0; lane < 4; lane++) {
         __m128i v = _mm_loadu_si128((const __m128i*)(s + 16 * lane));
         /* c - (base + 128) as a signed byte is below width - 128 exactly when base <= c < base + width. */
         __m128i letter = _mm_cmplt_epi8(_mm_sub_epi8(_mm_or_si128(v, fold), letter_shift), below_26);
+        __m128i lower = _mm_cmplt_epi8(_mm_sub_epi8(v, letter_shift), below_26);
         __m128i digit = _mm_cmplt_epi8(_mm_sub_epi8(v, digit_shift), below_10);
         __m128i is_space = _mm_cmpeq_epi8(v, space);
         __m128i newline = _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf));
         __m128i white = _mm_or_si128(is_space, _mm_cmplt_epi8(_mm_sub_epi8(v, ctrl_shift), below_5));
         m->letter |= bytebpe_mask16(letter, lane);
+        m->lower |= bytebpe_mask16(lower, lane);
+        m->slash |= bytebpe_mask16(_mm_cmpeq_epi8(v, slash), lane);
         m->digit |= bytebpe_mask16(digit, lane);
         m->space |= bytebpe_mask16(is_space, lane);
         m->newline |= bytebpe_mask16(newline, lane);
@@ -86,11 +97,13 @@ static inline void bytebpe_classify64(const uint8_t* s, bytebpe_ascii_masks* m) 
         m->hard |= bytebpe_mask16(_mm_or_si128(v, _mm_cmpeq_epi8(v, quote)), lane);
     }
 #else
-    m->letter = m->digit = m->space = m->newline = m->white = m->hard = 0;
+    m->letter = m->lower = m->slash = m->digit = m->space = m->newline = m->white = m->hard = 0;
     for (int j = 0; j < 64; j++) {
         uint8_t c = s[j];
         uint64_t bit = 1ULL << j;
         if ((uint8_t)((c | 0x20) - 0x61) < 26) m->letter |= bit;
+        if ((uint8_t)(c - 0x61) < 26) m->lower |= bit;
+        if (c == 0x2F) m->slash |= bit;
         if ((uint8_t)(c - 0x30) < 10) m->digit |= bit;
         if (c == 0x20) m->space |= bit;
         if (c == 0x0D || c == 0x0A) m->newline |= bit;
@@ -113,28 +126,53 @@ static inline uint64_t bytebpe_smear_down(uint64_t seed, uint64_t within) {
     return reach;
 }
 
-/* The certain piece starts of cl100k's pattern in s[0:64] (bit 0, the window's start, always among them),
- * and in `*hard` the mask of hard bytes. The caller guarantees that a piece starts at s[0]. */
-static inline uint64_t bytebpe_cl100k_starts(const uint8_t* s, uint64_t* hard) {
+/* The same upward (to higher positions): bit j when j is in `within` and a seed bit lies at or below j in
+ * the same run. */
+static inline uint64_t bytebpe_smear_up(uint64_t seed, uint64_t within) {
+    uint64_t reach = seed & within;
+    uint64_t run = within;
+    for (int shift = 1; shift < 64; shift <<= 1) {
+        reach |= (reach << shift) & run;
+        run &= run << shift;
+    }
+    return reach;
+}
+
+/* The certain piece starts in s[0:64] (bit 0, the window's start, always among them) of cl100k's pattern,
+ * or of o200k's when `o200k` is set; and in `*hard` the mask of hard bytes. The caller guarantees that a
+ * piece starts at s[0]. (Inlined into the two wrappers below, so `o200k` is a constant.) */
+static inline uint64_t bytebpe_block_starts(const uint8_t* s, uint64_t* hard, int o200k) {
     bytebpe_ascii_masks m;
     bytebpe_classify64(s, &m);
     const uint64_t L = m.letter, D = m.digit, S = m.space, N = m.newline, W = m.white;
     const uint64_t T = W & ~S & ~N;
     const uint64_t O = ~(L | D | W | m.hard);
+    /* A run of O takes the line breaks right after it (cl100k `[\r\n]*+`; o200k `[\r\n/]*`: slashes too,
+     * once a line break has come; slashes before it are O of the run itself). Seed the first line break
+     * after an O in each stretch of such characters; adding the seed carries through the rest of the
+     * stretch and stops where it ends. (In o200k, a later line break after a slash of the same stretch
+     * is taken already: "\n/\n/" after a letter is "\n" and "/\n/".) */
+    uint64_t tail_chars = N, absorb_seed = N & (O << 1);
+    if (o200k) {
+        tail_chars = N | m.slash;
+        absorb_seed &= ~bytebpe_smear_up((absorb_seed << 1) & tail_chars, tail_chars);
+    }
+    const uint64_t absorbed = ((tail_chars + absorb_seed) ^ tail_chars) & tail_chars;
+    const uint64_t run_of_o = O & ~absorbed;
     /* An O starts a piece unless it continues a run of O or follows a space; byte 0 always starts one. */
-    const uint64_t o_start = (O & ~(O << 1) & ~(S << 1)) | (O & 1);
-    /* A letter starts a piece unless it follows a letter, a space or T, or an O that starts a piece. */
-    const uint64_t letter_starts = L & ~(L << 1) & ~((S | T) << 1) & ~(o_start << 1);
+    const uint64_t o_start = (run_of_o & ~(run_of_o << 1) & ~(S << 1)) | (O & 1);
+    /* A letter starts a piece unless it follows a letter, a space or T, or an O that starts a piece; in
+     * o200k also where an upper-case letter follows a lower-case one ([A-Z]*[a-z]+|[A-Z]+[a-z]*). */
+    uint64_t letter_starts = L & ~(L << 1) & ~((S | T) << 1) & ~(o_start << 1);
+    if (o200k)
+        letter_starts |= L & ~m.lower & (m.lower << 1);
     /* A digit run starts a piece, and so does every third digit of it (rarely more than one step). */
     uint64_t digit_starts = D & ~(D << 1);
     uint64_t group = digit_starts;
     const uint64_t three_digits = D & (D << 1) & (D << 2);
     while ((group = (group << 3) & three_digits) != 0)
         digit_starts |= group;
-    /* Line breaks right after O: add the seed at the bottom of each such run of line breaks, and the carry
-     * runs through the run (it cannot go further: a run of line breaks ends at a byte that is not one). */
-    const uint64_t absorb_seed = N & (O << 1);
-    const uint64_t absorbed = ((N + absorb_seed) ^ N) & N;
+    /* Whitespace (line breaks a run of O took aside) */
     const uint64_t white = W & ~absorbed;
     const uint64_t run_start = white & ~(white << 1);
     const uint64_t before_last_break = bytebpe_smear_down(N & white, white);
@@ -158,4 +196,12 @@ static inline uint64_t bytebpe_cl100k_starts(const uint8_t* s, uint64_t* hard) {
         trusted = (2ULL << run_begin) - 1;
     }
     return starts & trusted;
+}
+
+static inline uint64_t bytebpe_cl100k_starts(const uint8_t* s, uint64_t* hard) {
+    return bytebpe_block_starts(s, hard, 0);
+}
+
+static inline uint64_t bytebpe_o200k_starts(const uint8_t* s, uint64_t* hard) {
+    return bytebpe_block_starts(s, hard, 1);
 }

@@ -54,6 +54,7 @@ cdef extern from "_ascii_runs.h":
 
 cdef extern from "_piece_starts.h":
     uint64_t bytebpe_cl100k_starts(const uint8_t* s, uint64_t* hard) noexcept nogil
+    uint64_t bytebpe_o200k_starts(const uint8_t* s, uint64_t* hard) noexcept nogil
     unsigned bytebpe_ctz64 "__builtin_ctzll"(uint64_t x) noexcept nogil
     unsigned bytebpe_clz64 "__builtin_clzll"(uint64_t x) noexcept nogil
 
@@ -500,20 +501,25 @@ cdef enum:
     BLOCK_BYTES = 64
 
 
-cdef Py_ssize_t _scan_cl100k(const uint8_t* s, Py_ssize_t start, Py_ssize_t n, Py_ssize_t* piece_ends,
-                             Py_ssize_t capacity) noexcept nogil:
-    """cl100k's pieces, 64 bytes of ASCII at a time where it can (_piece_starts.h), else one by one.
+cdef Py_ssize_t _scan_by_blocks(bint o200k, const uint8_t* s, Py_ssize_t start, Py_ssize_t n,
+                                Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil:
+    """cl100k's (or o200k's) pieces, 64 bytes of ASCII at a time where it can (_piece_starts.h), else one by
+    one.
 
     Where a block stops at a hard byte (non-ASCII, or an apostrophe), the scalar scanner takes the pieces up
     to and through it, and blocks resume after it (`scalar_until`). A block that ends no piece at all is
     mostly one of text in another script: the scalar scanner then goes on past its last hard byte
     (stopping at the first one made multilingual text scan 2.66 -> 3.6 ms/MB; this keeps it unchanged)."""
-    cdef Py_ssize_t count = 0, scalar_until = start
+    cdef Py_ssize_t count = 0, scalar_until = start if BLOCK_SCAN else n
     cdef uint64_t starts, hard
     while start < n and count < capacity:
         # (The first eight bytes hold a non-ASCII one: a block could not go far, so it is not tried.)
         if start >= scalar_until and start + BLOCK_BYTES <= n and not (_load64(s + start) & 0x8080808080808080ULL):
-            starts = bytebpe_cl100k_starts(s + start, &hard) & ~1ULL    # bit 0 is `start` itself
+            if o200k:
+                starts = bytebpe_o200k_starts(s + start, &hard)
+            else:
+                starts = bytebpe_cl100k_starts(s + start, &hard)
+            starts &= ~1ULL     # bit 0 is `start` itself
             if starts:
                 if hard:
                     scalar_until = start + bytebpe_ctz64(hard) + 1
@@ -525,7 +531,7 @@ cdef Py_ssize_t _scan_cl100k(const uint8_t* s, Py_ssize_t start, Py_ssize_t n, P
                 continue
             # No certain start past the first byte: hard bytes first, or a run longer than the block.
             scalar_until = start + (BLOCK_BYTES - bytebpe_clz64(hard) if hard else 1)
-        start = _cl100k_piece(s, start, n)
+        start = _o200k_piece(s, start, n) if o200k else _cl100k_piece(s, start, n)
         piece_ends[count] = start
         count += 1
     return count
@@ -535,17 +541,9 @@ cdef Py_ssize_t scan_pieces(PatternKind kind, const uint8_t* text, Py_ssize_t st
                             Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil:
     cdef Py_ssize_t count = 0
     if kind == O200K:
-        while start < length and count < capacity:
-            start = _o200k_piece(text, start, length)
-            piece_ends[count] = start
-            count += 1
+        return _scan_by_blocks(True, text, start, length, piece_ends, capacity)
     elif kind == CL100K:
-        if BLOCK_SCAN:
-            return _scan_cl100k(text, start, length, piece_ends, capacity)
-        while start < length and count < capacity:
-            start = _cl100k_piece(text, start, length)
-            piece_ends[count] = start
-            count += 1
+        return _scan_by_blocks(False, text, start, length, piece_ends, capacity)
     elif kind == R50K:
         while start < length and count < capacity:
             start = _r50k_piece(text, start, length)
