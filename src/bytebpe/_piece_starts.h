@@ -1,5 +1,5 @@
 /* Where pieces start in 64 bytes of ASCII text, computed for all 64 positions at once (cl100k's and o200k's
- * patterns).
+ * patterns below; r50k's, simpler, at the end).
  *
  * The byte-at-a-time scanner pays a branch misprediction at the end of nearly every piece: on English
  * prose a piece is ~4.5 bytes, so that is most of its ~9 ns per piece. Here the classes of 64 bytes become
@@ -138,6 +138,21 @@ static inline uint64_t bytebpe_smear_up(uint64_t seed, uint64_t within) {
     return reach;
 }
 
+/* Of `starts`, those that are certain: below the first hard byte, and not inside a whitespace run (`white`)
+ * that reaches it or the window's end. */
+static inline uint64_t bytebpe_certain_starts(uint64_t starts, uint64_t white, uint64_t hard) {
+    unsigned limit = hard ? (unsigned)__builtin_ctzll(hard) : 64;
+    uint64_t trusted = limit == 64 ? ~0ULL : (1ULL << limit) - 1;
+    if (limit > 0 && (white >> (limit - 1)) & 1) {
+        /* The run starts just after the last non-whitespace byte below it; its start is certain (it looks
+         * back only), what lies inside it is not. */
+        uint64_t non_white_below = ~white & trusted;
+        unsigned run_begin = non_white_below ? 64 - (unsigned)__builtin_clzll(non_white_below) : 0;
+        trusted = (2ULL << run_begin) - 1;
+    }
+    return starts & trusted;
+}
+
 /* The certain piece starts in s[0:64] (bit 0, the window's start, always among them) of cl100k's pattern,
  * or of o200k's when `o200k` is set; and in `*hard` the mask of hard bytes. The caller guarantees that a
  * piece starts at s[0]. (Inlined into the two wrappers below, so `o200k` is a constant.) */
@@ -184,18 +199,8 @@ static inline uint64_t bytebpe_block_starts(const uint8_t* s, uint64_t* hard, in
     const uint64_t last_of_tail = after_breaks & before_non_space;
     uint64_t starts = 1 | o_start | letter_starts | digit_starts | run_start | after_last_break | last_of_tail;
 
-    /* Trust starts below the first hard byte, and not inside a whitespace run that reaches it. */
-    unsigned limit = m.hard ? (unsigned)__builtin_ctzll(m.hard) : 64;
     *hard = m.hard;
-    uint64_t trusted = limit == 64 ? ~0ULL : (1ULL << limit) - 1;
-    if (limit > 0 && (W >> (limit - 1)) & 1) {
-        /* The run starts just after the last non-whitespace byte below it; its start is certain (it looks
-         * back only), what lies inside it is not. */
-        uint64_t non_white_below = ~W & trusted;
-        unsigned run_begin = non_white_below ? 64 - (unsigned)__builtin_clzll(non_white_below) : 0;
-        trusted = (2ULL << run_begin) - 1;
-    }
-    return starts & trusted;
+    return bytebpe_certain_starts(starts, W, m.hard);
 }
 
 static inline uint64_t bytebpe_cl100k_starts(const uint8_t* s, uint64_t* hard) {
@@ -204,4 +209,22 @@ static inline uint64_t bytebpe_cl100k_starts(const uint8_t* s, uint64_t* hard) {
 
 static inline uint64_t bytebpe_o200k_starts(const uint8_t* s, uint64_t* hard) {
     return bytebpe_block_starts(s, hard, 1);
+}
+
+/* The same for r50k's pattern (gpt2, r50k_base, p50k_base, p50k_edit), whose rules are simpler: every piece
+ * but whitespace is an optional space and a run of one class, and line breaks are whitespace like any other.
+ *   '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
+ * - a letter, digit or O starts a piece unless it continues a run of its class or follows a space (the
+ *   last character of a whitespace run before a non-space starts a piece; a space takes the run after it);
+ * - a whitespace run starts a piece at its first character and at its last when a non-space follows. */
+static inline uint64_t bytebpe_r50k_starts(const uint8_t* s, uint64_t* hard) {
+    bytebpe_ascii_masks m;
+    bytebpe_classify64(s, &m);
+    const uint64_t L = m.letter, D = m.digit, S = m.space, W = m.white;
+    const uint64_t O = ~(L | D | W | m.hard);
+    const uint64_t after_space = S << 1;
+    const uint64_t runs = (L & ~(L << 1)) | (D & ~(D << 1)) | (O & ~(O << 1));
+    const uint64_t white_ends = (W & ~(W << 1)) | (W & ~(W >> 1));
+    *hard = m.hard;
+    return bytebpe_certain_starts(1 | (runs & ~after_space) | white_ends, W, m.hard);
 }

@@ -55,6 +55,7 @@ cdef extern from "_ascii_runs.h":
 cdef extern from "_piece_starts.h":
     uint64_t bytebpe_cl100k_starts(const uint8_t* s, uint64_t* hard) noexcept nogil
     uint64_t bytebpe_o200k_starts(const uint8_t* s, uint64_t* hard) noexcept nogil
+    uint64_t bytebpe_r50k_starts(const uint8_t* s, uint64_t* hard) noexcept nogil
     unsigned bytebpe_ctz64 "__builtin_ctzll"(uint64_t x) noexcept nogil
     unsigned bytebpe_clz64 "__builtin_clzll"(uint64_t x) noexcept nogil
 
@@ -84,8 +85,8 @@ cdef bint _block_classes_match():
             return False
     return True
 
-# The 64-byte block scan (_piece_starts.h) writes the ASCII classes as byte ranges; it runs only when they
-# are the table's (the tests require that it runs).
+# The 64-byte block scan of the tiktoken patterns (_piece_starts.h) writes the ASCII classes as byte ranges;
+# it runs only when they are the table's (the tests require that it runs).
 cdef bint BLOCK_SCAN = _block_classes_match()
 BLOCK_SCAN_ENABLED = bool(BLOCK_SCAN)
 
@@ -501,10 +502,10 @@ cdef enum:
     BLOCK_BYTES = 64
 
 
-cdef Py_ssize_t _scan_by_blocks(bint o200k, const uint8_t* s, Py_ssize_t start, Py_ssize_t n,
+cdef Py_ssize_t _scan_by_blocks(PatternKind kind, const uint8_t* s, Py_ssize_t start, Py_ssize_t n,
                                 Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil:
-    """cl100k's (or o200k's) pieces, 64 bytes of ASCII at a time where it can (_piece_starts.h), else one by
-    one.
+    """The pieces of a tiktoken pattern (R50K, CL100K, O200K), 64 bytes of ASCII at a time where it can
+    (_piece_starts.h), else one by one.
 
     Where a block stops at a hard byte (non-ASCII, or an apostrophe), the scalar scanner takes the pieces up
     to and through it, and blocks resume after it (`scalar_until`). A block that ends no piece at all is
@@ -515,10 +516,12 @@ cdef Py_ssize_t _scan_by_blocks(bint o200k, const uint8_t* s, Py_ssize_t start, 
     while start < n and count < capacity:
         # (The first eight bytes hold a non-ASCII one: a block could not go far, so it is not tried.)
         if start >= scalar_until and start + BLOCK_BYTES <= n and not (_load64(s + start) & 0x8080808080808080ULL):
-            if o200k:
+            if kind == O200K:
                 starts = bytebpe_o200k_starts(s + start, &hard)
-            else:
+            elif kind == CL100K:
                 starts = bytebpe_cl100k_starts(s + start, &hard)
+            else:
+                starts = bytebpe_r50k_starts(s + start, &hard)
             starts &= ~1ULL     # bit 0 is `start` itself
             if starts:
                 if hard:
@@ -531,7 +534,12 @@ cdef Py_ssize_t _scan_by_blocks(bint o200k, const uint8_t* s, Py_ssize_t start, 
                 continue
             # No certain start past the first byte: hard bytes first, or a run longer than the block.
             scalar_until = start + (BLOCK_BYTES - bytebpe_clz64(hard) if hard else 1)
-        start = _o200k_piece(s, start, n) if o200k else _cl100k_piece(s, start, n)
+        if kind == O200K:
+            start = _o200k_piece(s, start, n)
+        elif kind == CL100K:
+            start = _cl100k_piece(s, start, n)
+        else:
+            start = _r50k_piece(s, start, n)
         piece_ends[count] = start
         count += 1
     return count
@@ -540,15 +548,8 @@ cdef Py_ssize_t _scan_by_blocks(bint o200k, const uint8_t* s, Py_ssize_t start, 
 cdef Py_ssize_t scan_pieces(PatternKind kind, const uint8_t* text, Py_ssize_t start, Py_ssize_t length,
                             Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil:
     cdef Py_ssize_t count = 0
-    if kind == O200K:
-        return _scan_by_blocks(True, text, start, length, piece_ends, capacity)
-    elif kind == CL100K:
-        return _scan_by_blocks(False, text, start, length, piece_ends, capacity)
-    elif kind == R50K:
-        while start < length and count < capacity:
-            start = _r50k_piece(text, start, length)
-            piece_ends[count] = start
-            count += 1
+    if kind == O200K or kind == CL100K or kind == R50K:
+        return _scan_by_blocks(kind, text, start, length, piece_ends, capacity)
     elif kind == DEEPSEEK:
         while start < length and count < capacity:
             start = _deepseek_piece(text, start, length)
