@@ -11,6 +11,8 @@ class PatternKind(enum.IntEnum):
 TIKTOKEN_VERSION: str
 TOKENIZERS_VERSION: str
 CLASS_BITS: dict[str, int]
+# Whether R50K, CL100K and O200K scan 64 bytes of ASCII at a time (their byte-range classes are the tables').
+BLOCK_SCAN_ENABLED: bool
 
 @final
 class Scanner:
