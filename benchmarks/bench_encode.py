@@ -17,10 +17,12 @@ cell is that library's throughput / tiktoken's, best of one run per unseen slice
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import datetime
 import gc
 import hashlib
 import json
+import multiprocessing
 import os
 import platform
 import random
@@ -81,10 +83,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="turns per slice for the 2-thread scaling ratios of section 11 (default 5)")
     parser.add_argument("--sections", choices=("all", "peers"), default="all",
                         help="peers: sections 9-11 only (default all)")
+    parser.add_argument("--isolation", choices=("process", "none"), default="process",
+                        help="sections 9-11: time each library in a fresh process of its own (default), or all "
+                             "in this one (the default with --quick)")
     args = parser.parse_args(argv)
     if args.quick:
         # --quick only changes the defaults: flags given explicitly next to it still win.
-        parser.set_defaults(mb=1.0, repeat=1, encodings=["cl100k_base"], peer_mb=0.25, scaling_turns=1)
+        parser.set_defaults(mb=1.0, repeat=1, encodings=["cl100k_base"], peer_mb=0.25, scaling_turns=1,
+                            isolation="none")
         args = parser.parse_args(argv)
     if args.repeat < 1 or args.mb <= 0 or args.doc_bytes < 1 or args.peer_mb <= 0 or args.scaling_turns < 1:
         parser.error("--repeat, --mb, --peer-mb, --scaling-turns and --doc-bytes must be positive")
@@ -872,8 +878,8 @@ def time_fresh_runs(peer: Peer, kind: str, inputs: Sequence[Any], input_bytes: S
     return {"mb_per_s": best_rate, "cpu_per_wall": cpu_share}
 
 
-def measure_peers_on(encoding: str, corpus: str, path: Path, peers: list[Peer], args: argparse.Namespace
-                     ) -> dict[str, Any]:
+def measure_peers_on(encoding: str, corpus: str, path: Path, peers: list[Peer], args: argparse.Namespace,
+                     vocab_dir: Path) -> dict[str, Any]:
     """Check, then time, every peer on unseen slices of one corpus (layout in the section comment)."""
     print(f"[peers: {encoding} / {corpus}]", file=sys.stderr, flush=True)
     start = args.mb     # the sections above encoded the first --mb MB: this section starts after them
@@ -892,13 +898,10 @@ def measure_peers_on(encoding: str, corpus: str, path: Path, peers: list[Peer], 
     result: dict[str, Any] = {
         "encoding": encoding, "corpus": corpus, "slice_bytes": slice_bytes, "batch_bytes": batch_bytes,
         "batch_docs": [len(docs) for docs in batches], "tokens": [len(ids) for ids in expected_single],
-        "rates": {}, "excluded": {}}
+        "rates": {}, "excluded": {}, "isolation": args.isolation}
+    workload = PeerWorkload(slices, slice_bytes, batches, batch_bytes, priming, args.scaling_turns)
     for peer in peers:
-        if peer.primed:     # a fresh object's first call: its one-time setup, which every fresh run times
-            obj = peer.make()
-            start_time = time.perf_counter()
-            peer.encode_list(obj, "a")
-            result.setdefault("first_call_seconds", {})[peer.name] = time.perf_counter() - start_time
+        kinds = []
         for kind in PEER_KINDS:
             if _call(peer, kind) is None:
                 continue
@@ -910,26 +913,83 @@ def measure_peers_on(encoding: str, corpus: str, path: Path, peers: list[Peer], 
                     raise Mismatch(f"{encoding} / {corpus}: {peer.name} {kind}: {why}")
                 result["excluded"][f"{peer.name} {kind}"] = why
                 continue
-            sizes = slice_bytes if single else batch_bytes
-            result["rates"][f"{peer.name} {kind} fresh"] = time_fresh_runs(peer, kind, inputs, sizes, None)
-            if peer.primed:
-                result["rates"][f"{peer.name} {kind} primed"] = time_fresh_runs(peer, kind, inputs, sizes, priming)
-                if peer.name == "bytebpe" and kind == "list":
-                    info = peer.make()
-                    peer.encode_list(info, priming)
-                    before = info.piece_cache_info()
-                    peer.encode_list(info, slices[0])
-                    after = info.piece_cache_info()
-                    lookups = after.lookups - before.lookups
-                    result["bytebpe_primed_hit_rate"] = (after.hits - before.hits) / lookups if lookups else None
-        if peer.name == "bytebpe":     # the single-thread loops the 2-thread batches are compared with
-            for kind, call in (("loop_list", peer.encode_list), ("loop_numpy", peer.encode_numpy)):
-                loop_peer = Peer(peer.name, peer.version, peer.make,
-                                 lambda enc, docs, call=call: [call(enc, doc) for doc in docs])
-                result["rates"][f"bytebpe {kind} fresh"] = time_fresh_runs(loop_peer, "list", batches,
-                                                                          batch_bytes, None)
-            result["scaling"] = measure_scaling(peer, batches, batch_bytes, args.scaling_turns)
+            kinds.append(kind)
+        if args.isolation == "process":
+            timed = time_peer_in_fresh_process(peer.name, encoding, vocab_dir, kinds, workload)
+        else:
+            timed = time_peer(peer, kinds, workload)
+        result["rates"].update(timed.pop("rates"))
+        for key, value in timed.items():
+            if key in ("first_call_seconds", "timing_pid"):
+                result.setdefault(key, {})[peer.name] = value
+            else:
+                result[key] = value
     return result
+
+
+@dataclass
+class PeerWorkload:
+    """What every library is timed on for one encoding and corpus (sent whole to a child process)."""
+
+    slices: list[str]
+    slice_bytes: list[int]
+    batches: list[list[str]]
+    batch_bytes: list[int]
+    priming: str
+    scaling_turns: int
+
+
+def time_peer(peer: Peer, kinds: Sequence[str], work: PeerWorkload) -> dict[str, Any]:
+    """Every timing of one library on `work`, for the output kinds that passed the check."""
+    timed: dict[str, Any] = {"rates": {}, "timing_pid": os.getpid()}
+    rates = timed["rates"]
+    if peer.primed:     # a fresh object's first call: its one-time setup, which every fresh run times
+        obj = peer.make()
+        start_time = time.perf_counter()
+        peer.encode_list(obj, "a")
+        timed["first_call_seconds"] = time.perf_counter() - start_time
+    for kind in kinds:
+        single = kind in ("list", "numpy")
+        inputs, sizes = (work.slices, work.slice_bytes) if single else (work.batches, work.batch_bytes)
+        rates[f"{peer.name} {kind} fresh"] = time_fresh_runs(peer, kind, inputs, sizes, None)
+        if peer.primed:
+            rates[f"{peer.name} {kind} primed"] = time_fresh_runs(peer, kind, inputs, sizes, work.priming)
+            if peer.name == "bytebpe" and kind == "list":
+                info = peer.make()
+                peer.encode_list(info, work.priming)
+                before = info.piece_cache_info()
+                peer.encode_list(info, work.slices[0])
+                after = info.piece_cache_info()
+                lookups = after.lookups - before.lookups
+                timed["bytebpe_primed_hit_rate"] = (after.hits - before.hits) / lookups if lookups else None
+    if peer.name == "bytebpe":     # the single-thread loops the 2-thread batches are compared with
+        for kind, call in (("loop_list", peer.encode_list), ("loop_numpy", peer.encode_numpy)):
+            loop_peer = Peer(peer.name, peer.version, peer.make,
+                             lambda enc, docs, call=call: [call(enc, doc) for doc in docs])
+            rates[f"bytebpe {kind} fresh"] = time_fresh_runs(loop_peer, "list", work.batches, work.batch_bytes,
+                                                             None)
+        timed["scaling"] = measure_scaling(peer, work.batches, work.batch_bytes, work.scaling_turns)
+    return timed
+
+
+# Measured (2026-12-01, ad-hoc scripts over this file's own time_fresh_runs, cl100k, English slices at 6-8 MB,
+# 2 MB of priming): bytebpe alone in a process ran 122-138 MB/s, and 100-118 MB/s in the same process after
+# gigatoken or tiktoken had encoded text there; one library per process, bytebpe primed ran 118-143 MB/s and
+# gigatoken primed 109-111. Whatever the cause (memory layout, allocator state), timing every library in a
+# process where nothing else ran is the comparison that does not depend on the order of the peers.
+def time_peer_in_fresh_process(name: str, encoding: str, vocab_dir: Path, kinds: Sequence[str],
+                               work: PeerWorkload) -> dict[str, Any]:
+    """time_peer in a new interpreter (spawned, not forked: a fork would inherit this process's state)."""
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as executor:
+        return executor.submit(_time_peer_by_name, name, encoding, vocab_dir, list(kinds), work).result()
+
+
+def _time_peer_by_name(name: str, encoding: str, vocab_dir: Path, kinds: list[str],
+                       work: PeerWorkload) -> dict[str, Any]:
+    builders: dict[str, Callable[[str, Path], Peer]] = {
+        "bytebpe": _bytebpe_peer, "tiktoken": _tiktoken_peer, **PEER_BUILDERS}
+    return time_peer(builders[name](encoding, vocab_dir), kinds, work)
 
 
 def measure_scaling(peer: Peer, batches: Sequence[list[str]], batch_bytes: Sequence[int], turns: int
@@ -1009,6 +1069,10 @@ def print_peer_tables(results: list[dict[str, Any]], peer_notes: dict[str, str],
 
     print(f"\n# Peers on text the process has not seen ({PRIMING_MB:g} MB priming, "
           f"{results[0]['slice_bytes'][0] / MB:.2f} MB slices)" if results else "")
+    if results:
+        print("\nEvery library's timings ran in " + (
+            "a fresh process of its own (spawned; ids checked in this one)." if results[0]["isolation"] == "process"
+            else "this one process, one library after another (`--isolation none`)."))
     table("list", single_columns, "tiktoken list fresh",
           "9. One thread, list output, unseen text: × tiktoken `encode_ordinary` (MB/s)",
           "Each run: a fresh object and a slice nothing in the process has encoded; best of the slices. "
@@ -1063,7 +1127,7 @@ def run_peers(args: argparse.Namespace, vocab_dir: Path, corpus_dir: Path) -> li
         for peer in peers:
             peer_notes.setdefault(f"{peer.name} {peer.version}", peer.note)
         for corpus in args.corpora:
-            results.append(measure_peers_on(encoding, corpus, corpus_dir / corpus, peers, args))
+            results.append(measure_peers_on(encoding, corpus, corpus_dir / corpus, peers, args, vocab_dir))
     print_peer_tables(results, peer_notes, notes)
     print("")
     for note in dict.fromkeys(notes):
