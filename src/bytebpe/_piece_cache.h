@@ -26,8 +26,9 @@
 // atomic loads: a piece whose bits are not all set is certainly absent, and goes on to the doorkeeper
 // (relaxed atomics too) without locking. A filter word and the doorkeeper word of the same piece sit side
 // by side, so a first sight costs one cache line, not two (measured: the two structures apart made a
-// cache that mostly missed 10-15% slower than no cache on multilingual text). A filter read that races with an insert or a rebuild can only
-// say "absent" wrongly, which costs a merge, never a wrong id; every id read happens under the lock.
+// cache that mostly missed 10-15% slower than no cache on multilingual text). A filter read that races with
+// an insert or a rebuild can only say "absent" wrongly, which costs a merge, never a wrong id; every id read
+// happens under the lock.
 //
 // Ownership. The cache keeps no pointer into anything it is given: piece bytes and ids are copied into its
 // own arenas. Its memory belongs to the PieceCache object, which the Python wrapper owns; every encode call
@@ -188,8 +189,9 @@ public:
         // (a piece then waits for one more sight; the doorkeeper is cleared a little later).
         pair[1].store(pair[1].load(std::memory_order_relaxed) | marks, std::memory_order_relaxed);
         // One mark in DOORKEEPER_COUNT_SAMPLE is counted, that many times over (chosen by hash bits 8..10,
-        // which none of this cache's structures uses): the count is written an eighth as often. Two threads writing it
-        // at every first sight moved its cache line between cores thousands of times per MB of new text.
+        // which none of this cache's structures uses): the count is written an eighth as often. Two threads
+        // writing it at every first sight moved its cache line between cores thousands of times per MB of
+        // new text.
         if (((h >> 8) & (DOORKEEPER_COUNT_SAMPLE - 1)) == 0) {
             uint32_t count = shard.doorkeeper_marks.load(std::memory_order_relaxed) + DOORKEEPER_COUNT_SAMPLE;
             shard.doorkeeper_marks.store(count, std::memory_order_relaxed);
