@@ -8,6 +8,7 @@ and pieces of BUCKETS_LIMIT bytes or more the rank-bucket path.
 from __future__ import annotations
 
 import random
+import string
 
 import pytest
 import regex
@@ -15,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bytebpe import Encoding, _core
-from bytebpe._core import BUCKETS_MIN_BYTES, SCAN_MAX_BYTES
+from bytebpe._core import BUCKETS_MIN_BYTES, SCAN_MAX_BYTES, MergeTable
 from bytebpe._reference import bpe_encode_piece
 from bytebpe.patterns import CL100K_PATTERN
 
@@ -149,3 +150,73 @@ def test_whole_pipeline_equals_regex_split_then_reference(text, seed):
         rank for piece in regex.findall(CL100K_PATTERN, text) for rank in bpe_encode_piece(piece.encode(), ranks)]
     assert enc.encode_ordinary(text) == expected
     assert enc.decode(expected) == text
+
+
+@pytest.mark.parametrize("n", range(1, 17))
+def test_the_head_word_of_a_piece_is_its_first_bytes_zero_padded_both_ways_it_is_read(n):
+    # The table is built with `_head_word` (reads only the piece) and the fused loop looks pieces up with
+    # `_head_word_of_8` (one 8-byte load and a mask): a difference would turn token pieces into merges.
+    rng = random.Random(n)
+    for _ in range(200):
+        data = bytes(rng.randrange(256) for _ in range(max(n, 8) + rng.randrange(4)))
+        expected = int.from_bytes(data[: min(n, 8)], "little")
+        assert _core._head_words(data, n) == (expected, expected)
+
+
+@pytest.mark.parametrize("length", range(1, 21))
+def test_a_token_piece_of_every_length_is_one_id_wherever_it_ends(length):
+    # Tokens that no merge reaches tell a whole-piece hit from merging. The fused loop reads a piece's head
+    # word with one load where 8 bytes of text remain and byte by byte closer to the end: the token piece
+    # ends 0 to 11 bytes before the end of the text, after ids of other pieces waiting to be appended. A
+    # piece of the same length that differs from the token in its last byte only is not that token.
+    rng = random.Random(length)
+    word = "".join(rng.choice("xyzw") for _ in range(length))
+    near = word[:-1] + "v"
+    ranks = {bytes([b]): b for b in range(256)} | {word.encode(): 256, f" {word}".encode(): 257}
+    enc = Encoding("strays", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    for tail in range(12):
+        text = f"{word} {word} {near}" + "!" * tail
+        expected = [rank for piece in regex.findall(CL100K_PATTERN, text)
+                    for rank in bpe_encode_piece(piece.encode(), ranks)]
+        assert expected[:2] == [256, 257]
+        assert enc.encode_ordinary(text) == expected
+        assert enc.encode_to_numpy(text).tolist() == expected
+
+
+def _twin_in_the_home_slot(length: int, longer: bool) -> tuple[str, bytes]:
+    """A piece of `length` bytes (a space and letters) and a token that shares its head word (first 8 bytes,
+    zero-padded) and home slot in a table of 257 tokens, and differs from it: in the last byte, or by one more
+    byte (a NUL below 8 bytes, where the zero padding makes the head words equal)."""
+    sizing = MergeTable({bytes([b]): b for b in range(256)} | {b"\x00" * (length + 1): 256})
+    for seed in range(1000):
+        stem = "".join(random.Random(seed).choice(string.ascii_letters) for _ in range(length - 2))
+        pieces = [f" {stem}{last}" for last in string.ascii_letters]
+        if longer:
+            for piece in pieces:
+                twin = piece.encode() + (b"\x00" if length < 8 else b"a")
+                if sizing._home_slot(twin) == sizing._home_slot(piece.encode()):
+                    return piece, twin
+            continue
+        by_home: dict[int, str] = {}
+        for piece in pieces:
+            found = by_home.setdefault(sizing._home_slot(piece.encode()), piece)
+            if found != piece:
+                return piece, found.encode()
+    raise AssertionError("no piece shares a home slot with a twin")
+
+
+@pytest.mark.parametrize("longer", [False, True], ids=["last-byte-differs", "one-byte-longer"])
+@pytest.mark.parametrize("length", [3, 7, 8, 9, 10, 16, 17])
+def test_a_piece_in_the_home_slot_of_a_token_with_its_head_word_is_that_token_only_if_equal(length, longer):
+    # The fused loop takes a piece of up to 8 bytes for the token in its home slot when head word and length
+    # agree; a longer one must match the rest too.
+    piece, twin = _twin_in_the_home_slot(length, longer)
+    ranks = {bytes([b]): b for b in range(256)} | {twin: 256}
+    assert MergeTable(ranks)._home_slot(piece.encode()) == MergeTable(ranks)._home_slot(twin)
+    enc = Encoding("twins", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    for text in (piece, f"{piece}{piece}", f"{piece} {piece}!!!!!!!!"):
+        expected = [rank for part in regex.findall(CL100K_PATTERN, text)
+                    for rank in bpe_encode_piece(part.encode(), ranks)]
+        assert 256 not in expected
+        assert enc.encode_ordinary(text) == expected
+        assert enc.encode_to_numpy(text).tolist() == expected

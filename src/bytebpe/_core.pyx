@@ -66,7 +66,8 @@ from libcpp.vector cimport vector
 from bytebpe._pretokenize cimport PatternKind, Scanner, scan_pieces
 
 from ._shared cimport (
-    MAX_TOKEN_ID, SCAN_BATCH, _hash_bytes, _head_word, _load32, _load64, _utf8_view, _utf8_view_of_held,
+    MAX_TOKEN_ID, SCAN_BATCH, _hash_bytes, _head_word, _head_word_of_8, _load32, _load64, _utf8_view,
+    _utf8_view_of_held,
 )
 
 import os
@@ -746,6 +747,15 @@ cdef class MergeTable:
         cdef Rank rank = self.rank_of(<const uint8_t*>PyBytes_AS_STRING(token), PyBytes_GET_SIZE(token))
         return None if rank == NO_RANK else rank
 
+    def _home_slot(self, bytes piece not None):
+        """The slot where the lookup of `piece` (1 byte or more) starts: tests use it to put a piece where a
+        token of the same head word and length lives."""
+        cdef const uint8_t* data = <const uint8_t*>PyBytes_AS_STRING(piece)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(piece)
+        if n < 1:
+            raise ValueError("an empty piece is looked up nowhere")
+        return _hash_bytes(_head_word(data, n), data, n) & self.mask
+
     def token_bytes(self, Py_ssize_t rank):
         """The bytes of mergeable token `rank`, or None when there is none."""
         if rank < 0 or rank > self.max_rank or self.token_len[rank] < 0:
@@ -854,6 +864,9 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
     """
     cdef Py_ssize_t piece_ends[SCAN_BATCH]
     cdef Rank found_ids[PIECE_CACHE_MAX_PIECE]
+    # Ids of whole-token pieces, appended to `out` in one copy per batch (or before a piece that merges).
+    cdef Rank whole_ids[SCAN_BATCH]
+    cdef Py_ssize_t waiting = 0
     cdef int found
     cdef uint64_t heads[SCAN_BATCH]
     cdef uint64_t hashes[SCAN_BATCH]
@@ -861,31 +874,44 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
     cdef size_t before
     cdef Rank rank
     cdef CachedPiece* cached
+    cdef const Slot* slots = table.slots.data()
+    cdef const Slot* slot
     while start < n:
         count = scan_pieces(kind, data, start, n, piece_ends, SCAN_BATCH)
         end = start
         for k in range(count):
             size = piece_ends[k] - end
-            if size > 2 and size <= table.max_token_len:
-                heads[k] = _head_word(data + end, size)
+            if size <= table.max_token_len:
+                heads[k] = _head_word_of_8(data + end, size) if end + 8 <= n else _head_word(data + end, size)
                 hashes[k] = _hash_bytes(heads[k], data + end, size)
-                __builtin_prefetch(table.slots.data() + (hashes[k] & table.mask))
+            else:   # longer than any token: the lookup below misses (no slot has this length)
+                heads[k] = hashes[k] = 0
+            __builtin_prefetch(slots + (hashes[k] & table.mask))
             end = piece_ends[k]
         for k in range(count):
             end = piece_ends[k]
             size = end - start
-            if size <= 2:
-                rank = table.byte_rank[data[start]] if size == 1 else table.pair_of_bytes_rank[
-                    data[start] << 8 | data[start + 1]]
-            elif size > table.max_token_len:
-                rank = NO_RANK
-            else:
-                rank = table.rank_of_hashed(data + start, size, heads[k], hashes[k])
-            if rank != NO_RANK:
-                out.push_back(rank)
+            # Most pieces are tokens of up to 8 bytes in their home slot: one test, with no branch on the length
+            # (lengths vary at random; the branches by length mispredicted). Warm 1 MB of English, cl100k:
+            # 181-192 -> 201-214 MB/s with this test and the ids batched in `whole_ids`.
+            slot = slots + (hashes[k] & table.mask)
+            if (slot.head == heads[k]) & (slot.length == size) & (size <= 8):
+                whole_ids[waiting] = slot.rank_plus_one - 1
+                waiting += 1
                 start = end
                 continue
-            if size <= 2 or size > table.max_token_len:    # no hash at hand; and too rare to be worth one
+            if size <= table.max_token_len:     # a longer token, or one displaced from its home slot
+                rank = table.rank_of_hashed(data + start, size, heads[k], hashes[k])
+                if rank != NO_RANK:
+                    whole_ids[waiting] = rank
+                    waiting += 1
+                    start = end
+                    continue
+            if waiting:
+                out.insert(out.end(), whole_ids, whole_ids + waiting)
+                waiting = 0
+            # One or two bytes merge faster than a cache lookup; a piece longer than any token is too rare.
+            if size <= 2 or size > table.max_token_len:
                 if table.merge_piece(data + start, size, out, &cache.memo):
                     return start
                 start = end
@@ -927,6 +953,8 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
             cached.offer = pieces != NULL and found == PIECE_CACHE_MISS and size <= PIECE_CACHE_MAX_PIECE
             cache.ids.insert(cache.ids.end(), out.begin() + before, out.end())
             start = end
+        out.insert(out.end(), whole_ids, whole_ids + waiting)
+        waiting = 0
     return -1
 
 
@@ -1382,6 +1410,15 @@ def _utf8_of(str text not None):
     cdef Py_ssize_t size
     cdef const uint8_t* data = _utf8_view(text, &size, owners)
     return PyBytes_FromStringAndSize(<const char*>data, size)
+
+
+def _head_words(bytes data not None, Py_ssize_t n):
+    """(`_head_word`, `_head_word_of_8`) of data[:n]: the hashed lookups build each from one and look up with
+    the other, so tests check both against their definition. Needs 1 <= n <= len(data) and 8 <= len(data)."""
+    if not 1 <= n <= len(data) or len(data) < 8:
+        raise ValueError("needs 1 <= n <= len(data) and len(data) >= 8")
+    cdef const uint8_t* bytes_ = <const uint8_t*><const char*>data
+    return _head_word(bytes_, n), _head_word_of_8(bytes_, n)
 
 
 def _default_piece_cache_bytes():

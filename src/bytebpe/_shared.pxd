@@ -17,9 +17,9 @@ item of a list that this call created (a private copy) and that list is in `owne
 for a str that is already an item of a private copy held in `owners` (a list of pieces), where appending
 each piece again would only cost time.
 
-The hashing functions are inline, so each module gets its own inlined copy. `_head_word` plus the length
-identifies a string's first 8 bytes; `_hash_bytes` mixes in the rest a word at a time (multiply-xorshift),
-fast on the short strings tokens and pre-tokens mostly are.
+The hashing functions are inline, so each module gets its own inlined copy. `_head_word` holds a string's
+first 8 bytes (all of a shorter one, zero-padded); `_hash_bytes` mixes in the rest a word at a time
+(multiply-xorshift), fast on the short strings tokens and pre-tokens mostly are.
 """
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
@@ -99,16 +99,37 @@ cdef inline uint32_t _load32(const uint8_t* data) noexcept nogil:
 
 
 cdef inline uint64_t _head_word(const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    """A word that, together with n, identifies the first min(n, 8) bytes of `data`.
+    """The first min(n, 8) bytes of `data` (n >= 1) as a little-endian word, zero above them.
 
     Built from fixed-size (possibly overlapping) loads instead of a variable-length copy, which would be a
-    library call on the hottest path. Only ever compared between byte strings of the same length.
+    library call on the hottest path. Reads only data[:n]; where 8 bytes are readable, `_head_word_of_8`
+    gives the same word with fewer branches.
     """
     if n >= 8:
         return _load64(data)
-    if n >= 4:
-        return <uint64_t>_load32(data) | (<uint64_t>_load32(data + n - 4) << 32)
-    return <uint64_t>data[0] | (<uint64_t>data[n >> 1] << 8) | (<uint64_t>data[n - 1] << 16)
+    if n >= 4:     # bytes n-4..n-1 shifted to their places, the overlap with bytes 0..3 equal on both sides
+        return <uint64_t>_load32(data) | (<uint64_t>_load32(data + n - 4) << (8 * (n - 4)))
+    return (<uint64_t>data[0] | (<uint64_t>data[n >> 1] << 8) | (<uint64_t>data[n - 1] << 16)) & \
+        ((1ULL << (8 * n)) - 1)
+
+
+cdef extern from *:
+    """
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    #define BYTEBPE_LITTLE_ENDIAN 1
+    #else
+    #define BYTEBPE_LITTLE_ENDIAN 0
+    #endif
+    """
+    const bint BYTEBPE_LITTLE_ENDIAN
+
+
+cdef inline uint64_t _head_word_of_8(const uint8_t* data, Py_ssize_t n) noexcept nogil:
+    """`_head_word(data, n)` for n >= 1 where data[:8] is readable: one load and a mask, no branch on n
+    (piece lengths vary at random, and the branches of `_head_word` mispredicted on them)."""
+    if BYTEBPE_LITTLE_ENDIAN:
+        return _load64(data) & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * (n if n < 8 else 8)))
+    return _head_word(data, n)
 
 
 cdef inline uint64_t _hash_bytes(uint64_t head, const uint8_t* data, Py_ssize_t n) noexcept nogil:
