@@ -282,3 +282,22 @@ def test_numpy_results_own_their_memory_on_both_sides_of_the_copy_threshold(cl10
     for _ in range(2000):
         cl100k.encode_to_numpy(text)
     assert sys.getallocatedblocks() - blocks < 50
+
+
+def test_small_numpy_results_come_from_numpys_c_constructor_and_hold_one_reference_to_the_dtype(cl100k, tik):
+    # Up to NUMPY_COPY_MAX_IDS ids, the array is made by PyArray_NewFromDescr from numpy's C API table, which
+    # steals a reference to the dtype: the core adds one per array, and every array gives it back when freed.
+    import numpy as np
+
+    text = fresh("hello world, " * 20)
+    expected = tik.encode_ordinary(text)
+    cl100k.encode_to_numpy(text)
+    assert _core._numpy_constructor() == "PyArray_NewFromDescr"
+    dtype = np.dtype(np.uint32)
+    before = sys.getrefcount(dtype)
+    arrays = [cl100k.encode_to_numpy(text) for _ in range(1000)]
+    assert sys.getrefcount(dtype) == before + 1000
+    assert all(array.dtype is dtype and array.base is None and array.flags.owndata for array in arrays)
+    assert all(array.tolist() == expected for array in arrays)
+    del arrays
+    assert sys.getrefcount(dtype) == before

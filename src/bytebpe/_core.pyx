@@ -73,6 +73,22 @@ from ._shared cimport (
 import os
 import weakref
 
+cdef extern from "Python.h":
+    bint PyCapsule_CheckExact(object o)
+    void* PyCapsule_GetPointer(object capsule, const char* name) except? NULL
+
+cdef extern from *:
+    """
+    typedef unsigned int (*AbiVersion)(void);
+    typedef PyObject* (*NewArrayFromDescr)(PyObject*, PyObject*, int, const Py_ssize_t*, const Py_ssize_t*,
+                                             void*, int, PyObject*);
+    static inline PyObject* bytebpe_steal(PyObject* o) { return o; }
+    """
+    ctypedef unsigned int (*AbiVersion)() noexcept
+    ctypedef PyObject* (*NewArrayFromDescr)(PyObject*, PyObject*, int, const Py_ssize_t*, const Py_ssize_t*,
+                                           void*, int, PyObject*) noexcept
+    object _steal "bytebpe_steal"(PyObject* o)
+
 cdef extern from *:
     # A hint to start loading a cache line now; it never faults, whatever the address.
     void __builtin_prefetch(const void* address) noexcept nogil
@@ -1328,6 +1344,15 @@ cdef object _numpy_uint32 = None
 # Whether a new array's data pointer can be read from its head (bytebpe_ndarray_head) rather than through the
 # buffer protocol, which costs ~0.1 us per array; checked once against numpy's own answer.
 cdef bint _numpy_head_known = False
+# numpy's own constructor of a new uint32 array, from its C API table (the `_ARRAY_API` capsule that
+# numpy's import_array reads): a call through numpy.empty parses its arguments and costs ~0.1 us, most of
+# what kept encode_to_numpy slower than encode on short documents. Taken only from the two C ABIs whose
+# table we know (slot 2 is the ndarray type and slot 94 PyArray_NewFromDescr in both), and checked on a
+# real array; otherwise numpy.empty.
+cdef NewArrayFromDescr _numpy_new_from_descr = NULL
+cdef PyObject* _numpy_array_type = NULL
+cdef unsigned int NUMPY_ABI_1 = 0x01000009
+cdef unsigned int NUMPY_ABI_2 = 0x02000000
 
 
 cdef int _load_numpy() except -1:
@@ -1339,12 +1364,47 @@ cdef int _load_numpy() except -1:
         probe = numpy.empty(4, _numpy_uint32)
         _numpy_head_known = <size_t>(<bytebpe_ndarray_head*><PyObject*>probe).data == \
             <size_t>probe.__array_interface__["data"][0]
+        _load_numpy_constructor(numpy)
         _numpy_empty = numpy.empty
     return 0
 
 
+cdef int _load_numpy_constructor(object numpy) except -1:
+    global _numpy_new_from_descr, _numpy_array_type
+    try:
+        from numpy._core import _multiarray_umath as api_module
+    except ImportError:
+        from numpy.core import multiarray as api_module     # numpy 1.x
+    capsule = getattr(api_module, "_ARRAY_API", None)
+    if capsule is None or not PyCapsule_CheckExact(capsule):
+        return 0
+    cdef void** api = <void**>PyCapsule_GetPointer(capsule, NULL)
+    if api == NULL or (<AbiVersion>api[0])() not in (NUMPY_ABI_1, NUMPY_ABI_2):
+        return 0
+    if <PyObject*>api[2] != <PyObject*>numpy.ndarray:
+        return 0
+    _numpy_array_type = <PyObject*>api[2]
+    _numpy_new_from_descr = <NewArrayFromDescr>api[94]
+    probe = _new_uint32_array(3)
+    if type(probe) is not numpy.ndarray or probe.dtype != _numpy_uint32 or probe.shape != (3,) or \
+            not probe.flags.c_contiguous or not probe.flags.writeable or not probe.flags.owndata:
+        _numpy_new_from_descr = NULL
+    return 0
+
+
+cdef object _new_uint32_array(Py_ssize_t size):
+    """A new uninitialised C-contiguous uint32 array of `size` items, by numpy's C constructor."""
+    cdef Py_ssize_t dims[1]
+    dims[0] = size
+    Py_INCREF(_numpy_uint32)    # PyArray_NewFromDescr steals a reference to the dtype
+    # NULL with numpy's error set (out of memory): _steal returns object, so Cython raises that error.
+    return _steal(_numpy_new_from_descr(_numpy_array_type, <PyObject*>_numpy_uint32, 1, dims, NULL, NULL, 0, NULL))
+
+
 cdef object _empty_array(Py_ssize_t size, object dtype_name):
     _load_numpy()
+    if dtype_name is None and _numpy_new_from_descr != NULL:
+        return _new_uint32_array(size)
     return _numpy_empty(size, _numpy_uint32 if dtype_name is None else dtype_name)
 
 
@@ -1419,6 +1479,12 @@ def _head_words(bytes data not None, Py_ssize_t n):
         raise ValueError("needs 1 <= n <= len(data) and len(data) >= 8")
     cdef const uint8_t* bytes_ = <const uint8_t*><const char*>data
     return _head_word(bytes_, n), _head_word_of_8(bytes_, n)
+
+
+def _numpy_constructor():
+    """Which constructor makes small uint32 results: "PyArray_NewFromDescr" (numpy's C API) or "numpy.empty"
+    (numpy not loaded yet, or a C ABI whose table this module does not know)."""
+    return "PyArray_NewFromDescr" if _numpy_new_from_descr != NULL else "numpy.empty"
 
 
 def _default_piece_cache_bytes():
