@@ -1377,7 +1377,10 @@ cdef int _load_numpy_constructor(object numpy) except -1:
     try:
         from numpy._core import _multiarray_umath as api_module
     except ImportError:
-        from numpy.core import multiarray as api_module     # numpy 1.x
+        try:
+            from numpy.core import multiarray as api_module     # numpy 1.x
+        except ImportError:
+            return 0
     capsule = getattr(api_module, "_ARRAY_API", None)
     if capsule is None or not PyCapsule_CheckExact(capsule):
         return 0

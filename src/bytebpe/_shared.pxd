@@ -99,7 +99,8 @@ cdef inline uint32_t _load32(const uint8_t* data) noexcept nogil:
 
 
 cdef inline uint64_t _head_word(const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    """The first min(n, 8) bytes of `data` (n >= 1) as a little-endian word, zero above them.
+    """The first min(n, 8) bytes of `data` (n >= 1) as one word, zero-padded (on a little-endian machine
+    byte i is bits 8i to 8i + 7).
 
     Built from fixed-size (possibly overlapping) loads instead of a variable-length copy, which would be a
     library call on the hottest path. Reads only data[:n]; where 8 bytes are readable, `_head_word_of_8`
