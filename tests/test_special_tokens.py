@@ -248,6 +248,62 @@ def test_every_policy_agrees_with_tiktoken_on_random_text(enc, tik, text):
     assert outcome(enc.encode, text, allowed_special={EOT}) == outcome(tik.encode, text, allowed_special={EOT})
 
 
+# ==== the check the core defers to the text's UTF-8 ================================================
+# With nothing allowed, `encode` and `encode_to_numpy` hand the check to the core: it searches the text's
+# UTF-8 for the prefix every disallowed token shares ("<|" here) and runs the regex only where that prefix
+# occurs. A token must be found wherever it sits: at either end, after many KB of multi-byte text (the core
+# then works on its own UTF-8 copy, and without the GIL), after prefixes that are not tokens.
+
+LONG_NON_ASCII = "日本語のテキスト、éàü " * 800       # ~27 KB of UTF-8, non-ASCII: a private UTF-8 copy
+LONG_ASCII = "plain words and <| operators |> " * 300
+
+
+@pytest.mark.parametrize("text", [
+    f"{EOT}", f"{EOT}tail", f"head{EOT}", f"{LONG_NON_ASCII}{EOT}", f"{EOT}{LONG_NON_ASCII}",
+    f"{LONG_ASCII}{FIM}", f"{LONG_ASCII}{LONG_NON_ASCII}<|endofprompt|>{LONG_ASCII}",
+    "<" * 5000 + EOT, "<|" * 5000 + EOT, "a <| b", "ends with <", "ends with <|", "<|endoftex",
+    LONG_ASCII, LONG_NON_ASCII, "\ud800 " + EOT, "\ud800 <| no token", "",
+])
+@pytest.mark.parametrize("method", ["encode", "encode_to_numpy"])
+@pytest.mark.parametrize("engine", ["compiled", "regex"])
+def test_the_deferred_check_refuses_exactly_what_tiktoken_refuses(enc, tik, text, method, engine):
+    encoding = enc if engine == "compiled" else enc.with_pretokenizer("regex")
+    assert outcome(getattr(encoding, method), text) == outcome(tik.encode, text)
+
+
+def test_disallowed_tokens_with_no_common_prefix_are_still_found(enc, tik):
+    # {"foo", "<|endoftext|>"} share no prefix: nothing can be deferred, the text is searched as before.
+    disallowed = {"foo", EOT}
+    for text in (f"x{EOT}", "x foo", "plain", LONG_NON_ASCII + "foo"):
+        for method in (enc.encode, enc.encode_to_numpy):
+            assert outcome(method, text, disallowed_special=disallowed) == \
+                outcome(tik.encode, text, disallowed_special=disallowed), text
+
+
+def test_a_multibyte_anchor_finds_its_tokens(enc, tik):
+    # Tokens sharing a non-ASCII prefix: the anchor is the UTF-8 of "«" (2 bytes), searched byte by byte.
+    guillemets = bytebpe.Encoding("guillemets", pat_str=enc_pattern(), mergeable_ranks=tik._mergeable_ranks,
+                                  special_tokens={"«a»": 100300, "«bb»": 100301})
+    assert guillemets._special_policy(set(), "all").deferred_check[0] == "«".encode()
+    for text in ("x «a» y", LONG_NON_ASCII + "«bb»", "«bb»" + LONG_ASCII):
+        with pytest.raises(ValueError, match="disallowed special token"):
+            guillemets.encode(text)
+        with pytest.raises(ValueError, match="disallowed special token"):
+            guillemets.encode_to_numpy(text)
+    for text in ("« not a token »", "«a", "a»", LONG_NON_ASCII + "«"):
+        assert guillemets.encode(text) == enc.encode_ordinary(text)
+        assert guillemets.encode_to_numpy(text).tolist() == enc.encode_ordinary(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=texts_with_special_fragments, padding=st.sampled_from(["", LONG_ASCII, LONG_NON_ASCII]))
+def test_the_deferred_check_agrees_with_tiktoken_on_random_text(enc, tik, text, padding):
+    for joined in (padding + text, text + padding):
+        expected = outcome(tik.encode, joined)
+        assert outcome(enc.encode, joined) == expected
+        assert outcome(enc.encode_to_numpy, joined) == expected
+
+
 # ==== the batch and numpy variants =================================================================
 
 

@@ -58,7 +58,7 @@ from cpython.long cimport PyLong_FromUnsignedLong
 from cpython.ref cimport PyObject, Py_INCREF
 from cpython.sequence cimport PySequence_Fast_ITEMS
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memchr, memcmp, memcpy
 from libcpp.queue cimport priority_queue
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
@@ -977,6 +977,31 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
     return -1
 
 
+cdef bint _holds_anchor(vector[Span]& segments, bytes anchor) except -1:
+    """Whether the UTF-8 of an ordinary segment holds the bytes `anchor` (not empty). memchr finds each
+    candidate first byte (vectorized in libc), and a compare checks the rest."""
+    cdef const uint8_t* needle = <const uint8_t*>PyBytes_AS_STRING(anchor)
+    cdef Py_ssize_t m = PyBytes_GET_SIZE(anchor)
+    cdef const uint8_t* at
+    cdef const uint8_t* end
+    cdef Py_ssize_t k
+    if m == 0:
+        raise ValueError("an empty anchor is in every text")
+    for k in range(<Py_ssize_t>segments.size()):
+        if segments[k].rank != NO_RANK:     # a special token split out, not ordinary text
+            continue
+        at = segments[k].data
+        end = at + segments[k].size
+        while end - at >= m:
+            at = <const uint8_t*>memchr(at, needle[0], end - at - m + 1)
+            if at == NULL:
+                break
+            if memcmp(at + 1, needle + 1, m - 1) == 0:
+                return True
+            at += 1
+    return False
+
+
 cdef _raise_missing_byte(bytes data):
     raise ValueError(
         f"cannot encode {data[:40]!r}: one of its bytes is not a token of this vocabulary "
@@ -1169,7 +1194,8 @@ cdef class CoreBPE:
                 <const char*>segments[failed].data + failed_offset, piece_end[0] - failed_offset))
         return 0
 
-    cdef int _encode_into(self, object pretokenizer, object special_split, str text, vector[Rank]& out) except -1:
+    cdef int _encode_into(self, object pretokenizer, object special_split, str text, vector[Rank]& out,
+                          tuple deferred_check) except -1:
         cdef vector[Span] spans
         cdef vector[Span] segments
         cdef list owners = []
@@ -1178,19 +1204,32 @@ cdef class CoreBPE:
         cdef vector[int64_t] offsets
         # Held for the whole call (the ownership rule): the table's cache may be replaced meanwhile.
         cdef PieceCache cache = self.table.current_piece_cache()
-        if type(pretokenizer) is Scanner:
+        cdef bint scanned = type(pretokenizer) is Scanner
+        if deferred_check is not None and (special_split is not None or not scanned):
+            deferred_check[1](text)     # the anchor test below sees only a compiled scanner's whole text
+            deferred_check = None
+        if scanned:
             total = self._gather(pretokenizer, special_split, text, segments, owners)
+            if deferred_check is not None and _holds_anchor(segments, deferred_check[0]):
+                deferred_check[1](text)
             text_ends.push_back(segments.size())
             return self._scan_group((<Scanner>pretokenizer).kind, segments, text_ends, total, out, offsets, cache)
         total = self._gather(pretokenizer, special_split, text, spans, owners)
         text_ends.push_back(spans.size())
         return self._merge_group(spans, text_ends, total, out, offsets, cache)
 
-    def encode(self, pretokenizer, special_split, str text not None):
+    def encode(self, pretokenizer, special_split, str text not None, tuple deferred_check=None):
         """Ids of `text`: pre-tokenized by `pretokenizer` (a compiled `Scanner`, or any callable returning the
-        pieces as ``regex.findall`` does), special tokens split out by `special_split` (or None)."""
+        pieces as ``regex.findall`` does), special tokens split out by `special_split` (or None).
+
+        `deferred_check`, when given, is (anchor, check): `check(text)` runs before any encoding if the text's
+        UTF-8 holds the bytes `anchor` (the prefix every disallowed special token starts with), and raises
+        to refuse the text. The `re` search of the str that this skips took 0.56-0.79 ms per MB of English,
+        code or multilingual text; encode_to_numpy of 1 MB, warm, cl100k, medians of 7 runs taking turns
+        with the build that searched first: English +5.6%, code +7.4%, multilingual +2.3%.
+        """
         cdef vector[Rank] out
-        self._encode_into(pretokenizer, special_split, text, out)
+        self._encode_into(pretokenizer, special_split, text, out, deferred_check)
         return self._to_list(out, 0, out.size())
 
     cdef list _to_list(self, vector[Rank]& ids, Py_ssize_t begin, Py_ssize_t end):
@@ -1216,16 +1255,16 @@ cdef class CoreBPE:
             target[i - begin] = item
         return result
 
-    def encode_to_numpy(self, pretokenizer, special_split, str text not None):
+    def encode_to_numpy(self, pretokenizer, special_split, str text not None, tuple deferred_check=None):
         """Like `encode`, but a uint32 numpy array built straight from the C buffer."""
         cdef vector[Rank] out
-        self._encode_into(pretokenizer, special_split, text, out)
+        self._encode_into(pretokenizer, special_split, text, out, deferred_check)
         return _to_numpy(out)
 
     def encode_pieces(self, list pieces not None):
         """Merge already pre-tokenized pieces (benchmarks time the merge stage alone with this)."""
         cdef vector[Rank] out
-        self._encode_into(_identity_findall(pieces), None, "", out)
+        self._encode_into(_identity_findall(pieces), None, "", out, None)
         return self._to_list(out, 0, out.size())
 
     def encode_batch(self, pretokenizer, special_split, texts, bint flat=False):

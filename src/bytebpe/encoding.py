@@ -52,8 +52,8 @@ class Encoding:
     # encoding read from an HF tokenizer.json the splitter of its non-special added tokens (hf_import.py).
     _ordinary_split: Any = None
     # The default special-token policy once worked out (see _special_policy), or None.
-    _default_policy: tuple[Any, Any] | None = None
-    _policies: dict[tuple[Any, Any], tuple[Any, Any]]
+    _default_policy: SpecialPolicy | None = None
+    _policies: dict[tuple[Any, Any], SpecialPolicy]
     # registry.py, on the instance it registered under this name (see _register), else None.
     _registry: types.ModuleType | None = None
 
@@ -164,10 +164,11 @@ class Encoding:
         same place the longest.
         """
         text = _check_text(text)
-        special_split = self._special_split(text, allowed_special, disallowed_special)
+        special_split, deferred_check = self._special_split_deferred(text, allowed_special, disallowed_special)
         try:
-            return self._core.encode(self._pretokenize, special_split, text)
+            return self._core.encode(self._pretokenize, special_split, text, deferred_check)
         except UnicodeEncodeError:
+            _run_deferred_check(deferred_check, text)
             return _retry_repaired(self._core.encode, self._pretokenize, special_split, text)
 
     def encode_to_numpy(
@@ -179,10 +180,11 @@ class Encoding:
     ) -> npt.NDArray[np.uint32]:
         """Like `encode`, as a uint32 numpy array filled straight from the core's buffer."""
         text = _check_text(text)
-        special_split = self._special_split(text, allowed_special, disallowed_special)
+        special_split, deferred_check = self._special_split_deferred(text, allowed_special, disallowed_special)
         try:
-            return self._core.encode_to_numpy(self._pretokenize, special_split, text)
+            return self._core.encode_to_numpy(self._pretokenize, special_split, text, deferred_check)
         except UnicodeEncodeError:
+            _run_deferred_check(deferred_check, text)
             return _retry_repaired(self._core.encode_to_numpy, self._pretokenize, special_split, text)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
@@ -450,8 +452,9 @@ class Encoding:
 
     def _special_policy(
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
-    ) -> tuple[Any, Any]:
-        """(search for the disallowed tokens or None, splitter around the allowed ones or None)."""
+    ) -> SpecialPolicy:
+        """(search for the disallowed tokens or None, splitter around the allowed ones or None, the check the
+        core may defer or None: see `SpecialPolicy`)."""
         if (allowed_special.__class__ is set or allowed_special.__class__ is frozenset) and not allowed_special \
                 and disallowed_special == "all":
             # The default (every special token disallowed, none allowed), worked out once per encoding: again
@@ -480,7 +483,7 @@ class Encoding:
 
     def _policy_for(
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
-    ) -> tuple[Any, Any]:
+    ) -> SpecialPolicy:
         """_special_policy, worked out."""
         if allowed_special == "all":
             allowed = self._all_special
@@ -496,17 +499,16 @@ class Encoding:
             disallowed = frozenset(disallowed_special)
         # Strings that are not special tokens of this encoding can never be split out as one.
         allowed &= self._all_special
-        return (
-            _special_token_regex(disallowed).search if disallowed else None,
-            _special_token_regex(allowed).split if allowed else None,
-        )
+        search = _special_token_regex(disallowed).search if disallowed else None
+        return SpecialPolicy(search, _special_token_regex(allowed).split if allowed else None,
+                             _deferred_check(search, disallowed))
 
     def _checked_batch(
         self, texts: object, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> tuple[list[str], Any]:
         """The texts as a checked list, each checked against the disallowed tokens, and the allowed splitter."""
         checked = _check_texts(texts)
-        search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
+        search_disallowed, special_split, _ = self._special_policy(allowed_special, disallowed_special)
         for text in checked:
             _check_disallowed(search_disallowed, text)
         return checked, special_split
@@ -515,9 +517,21 @@ class Encoding:
         self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> Any:
         """Check `text` against the disallowed tokens; return the splitter for the allowed ones (or None)."""
-        search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
+        search_disallowed, special_split, _ = self._special_policy(allowed_special, disallowed_special)
         _check_disallowed(search_disallowed, text)
         return special_split
+
+    def _special_split_deferred(
+        self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> tuple[Any, tuple[bytes, Callable[[str], None]] | None]:
+        """(splitter for the allowed tokens or None, check for the core to run or None). With no token allowed
+        and every disallowed one starting with the same anchor, the core runs the check only when the text's
+        UTF-8 holds that anchor (see `_core.CoreBPE.encode`); otherwise the text is checked here."""
+        search_disallowed, special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
+        if special_split is None and deferred_check is not None:
+            return None, deferred_check
+        _check_disallowed(search_disallowed, text)
+        return special_split, None
 
 
 def load(path: str | os.PathLike[str]) -> Encoding:
@@ -610,6 +624,33 @@ def _checked_special_tokens(special_tokens: Mapping[str, int], table: _core.Merg
     # Two names for one id are allowed here, as in tiktoken (o200k_harmony has one such pair: decoding
     # gives the first name); `with_special_tokens` refuses to create new ones.
     return dict(special_tokens)
+
+
+class SpecialPolicy(NamedTuple):
+    """How one (allowed_special, disallowed_special) pair is applied, worked out once (`_special_policy`)."""
+
+    search_disallowed: Any      # the disallowed tokens' regex `search`, or None
+    special_split: Any          # the allowed tokens' regex `split` for the core, or None
+    # (anchor, check) for the core, or None: every disallowed token starts with the UTF-8 bytes `anchor`,
+    # and check(text) raises for a text that holds one.
+    deferred_check: tuple[bytes, Callable[[str], None]] | None
+
+
+def _deferred_check(search_disallowed: Any, disallowed: frozenset[str]) -> tuple[bytes, Callable[[str], None]] | None:
+    """(the longest prefix all `disallowed` tokens share, as UTF-8; a check of a text) or None when they share
+    none: a text whose UTF-8 lacks that prefix holds none of them, so the search can be skipped."""
+    if search_disallowed is None:
+        return None
+    anchor = os.path.commonprefix(sorted(disallowed)).encode("utf-8", "surrogatepass")
+    if not anchor:
+        return None
+    return anchor, functools.partial(_check_disallowed, search_disallowed)
+
+
+def _run_deferred_check(deferred_check: tuple[bytes, Callable[[str], None]] | None, text: str) -> None:
+    """The check the core would have run, for a text it refused before reaching it (lone surrogates)."""
+    if deferred_check is not None:
+        deferred_check[1](text)
 
 
 def _check_disallowed(search_disallowed: Any, text: str) -> None:

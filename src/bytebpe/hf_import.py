@@ -41,7 +41,7 @@ from typing import Any
 import regex
 
 from . import _core, _pretokenize, patterns
-from .encoding import Encoding, _check_disallowed, _special_token_regex
+from .encoding import Encoding, SpecialPolicy, _special_token_regex
 from .hf_json import _byte_to_char, oniguruma_pattern
 
 __all__ = ["TokenizerJsonEncoding", "TokenizerJsonError", "from_tokenizer_json"]
@@ -807,17 +807,12 @@ class TokenizerJsonEncoding(Encoding):
             self._splitters[allowed] = splitter
             return splitter
 
-    def _policy_for(self, allowed_special: Any, disallowed_special: Any) -> tuple[Any, Any]:
+    def _policy_for(self, allowed_special: Any, disallowed_special: Any) -> SpecialPolicy:
         # Encoding._special_policy remembers it per policy: with 1,283 added tokens (DeepSeek) working it out
         # again took longer than encoding a paragraph.
-        search_disallowed, _split_allowed = super()._policy_for(allowed_special, disallowed_special)
+        policy = super()._policy_for(allowed_special, disallowed_special)
         allowed = frozenset(self._all_special if allowed_special == "all" else allowed_special) & self._all_special
-        return search_disallowed, self._splitter(allowed)
-
-    def _special_split(self, text: str, allowed_special: Any, disallowed_special: Any) -> Any:
-        search_disallowed, special_split = self._special_policy(allowed_special, disallowed_special)
-        _check_disallowed(search_disallowed, text)
-        return special_split
+        return policy._replace(special_split=self._splitter(allowed))
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of text (or bytes) that is exactly one token: an added token (special or not, by its text or
