@@ -304,6 +304,39 @@ def test_the_deferred_check_agrees_with_tiktoken_on_random_text(enc, tik, text, 
         assert outcome(enc.encode_to_numpy, joined) == expected
 
 
+def batch_outcome(encode_batch, texts, **policy):
+    """What a batch call does: ("ids", [ids per text]) or ("raises", ValueError, the token named)."""
+    try:
+        return ("ids", [list(ids) for ids in encode_batch(texts, **policy)])
+    except ValueError as error:
+        return ("raises", ValueError, str(error).split("'")[1])
+
+
+def numpy_batch_as_lists(enc):
+    def encode(texts, **policy):
+        ids, offsets = enc.encode_batch_to_numpy(texts, **policy)
+        return [ids[offsets[i]:offsets[i + 1]] for i in range(len(texts))]
+    return encode
+
+
+# Big enough to be cut into chunks that two pool threads encode at once (batching.SERIAL_BATCH_CHARS).
+MANY_DOCUMENTS = [f"document {i}: " + (LONG_ASCII if i % 2 else LONG_NON_ASCII[:3000]) for i in range(64)]
+
+
+@pytest.mark.parametrize("bad", [[], [0], [63], [5, 40], [40, 5], [1, 2, 3], [62, 63]])
+def test_a_batch_names_the_token_of_its_earliest_offending_text_like_tiktoken(enc, tik, bad):
+    # The check runs in the pool's threads, chunk by chunk: whichever finishes first, the error raised must be
+    # the one a serial loop meets first, as tiktoken's.
+    texts = list(MANY_DOCUMENTS)
+    tokens = sorted(CL100K_SPECIALS)
+    for n, index in enumerate(bad):
+        texts[index] = texts[index][:500] + tokens[n % len(tokens)] + texts[index][500:]
+    expected = batch_outcome(tik.encode_batch, texts)
+    assert batch_outcome(enc.encode_batch, texts) == expected
+    assert batch_outcome(numpy_batch_as_lists(enc), texts) == expected
+    assert batch_outcome(enc.with_pretokenizer("regex").encode_batch, texts) == expected
+
+
 # ==== the batch and numpy variants =================================================================
 
 

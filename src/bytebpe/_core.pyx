@@ -41,6 +41,8 @@ Persistent state
   shard and lock-free misses, admitted on second sight; DEFAULT_PIECE_CACHE_BYTES says why 32 MiB.
 
 CoreBPE (an encoding: a MergeTable plus special tokens and decoding)
+- The disallowed-token check, when the Python layer defers it (`deferred_check`): memchr over the gathered
+  UTF-8 for the prefix all disallowed tokens share, the regex only where it occurs (`_holds_anchor`).
 - Gathering, with the GIL: the special-token split, then either a compiled `Scanner`'s segments
   (`_scan_group`) or a Python pre-tokenizer's pieces as spans into objects held in `owners` for the whole
   call (`_merge_group`). The ownership rule: every pointer read without the GIL comes from an object this
@@ -977,9 +979,9 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
     return -1
 
 
-cdef bint _holds_anchor(vector[Span]& segments, bytes anchor) except -1:
-    """Whether the UTF-8 of an ordinary segment holds the bytes `anchor` (not empty). memchr finds each
-    candidate first byte (vectorized in libc), and a compare checks the rest."""
+cdef bint _holds_anchor(vector[Span]& segments, Py_ssize_t first, bytes anchor) except -1:
+    """Whether the UTF-8 of an ordinary segment from segments[first] on holds the bytes `anchor` (not empty).
+    memchr finds each candidate first byte (vectorized in libc), and a compare checks the rest."""
     cdef const uint8_t* needle = <const uint8_t*>PyBytes_AS_STRING(anchor)
     cdef Py_ssize_t m = PyBytes_GET_SIZE(anchor)
     cdef const uint8_t* at
@@ -987,7 +989,7 @@ cdef bint _holds_anchor(vector[Span]& segments, bytes anchor) except -1:
     cdef Py_ssize_t k
     if m == 0:
         raise ValueError("an empty anchor is in every text")
-    for k in range(<Py_ssize_t>segments.size()):
+    for k in range(first, <Py_ssize_t>segments.size()):
         if segments[k].rank != NO_RANK:     # a special token split out, not ordinary text
             continue
         at = segments[k].data
@@ -1210,7 +1212,7 @@ cdef class CoreBPE:
             deferred_check = None
         if scanned:
             total = self._gather(pretokenizer, special_split, text, segments, owners)
-            if deferred_check is not None and _holds_anchor(segments, deferred_check[0]):
+            if deferred_check is not None and _holds_anchor(segments, 0, deferred_check[0]):
                 deferred_check[1](text)
             text_ends.push_back(segments.size())
             return self._scan_group((<Scanner>pretokenizer).kind, segments, text_ends, total, out, offsets, cache)
@@ -1267,12 +1269,13 @@ cdef class CoreBPE:
         self._encode_into(_identity_findall(pieces), None, "", out, None)
         return self._to_list(out, 0, out.size())
 
-    def encode_batch(self, pretokenizer, special_split, texts, bint flat=False):
+    def encode_batch(self, pretokenizer, special_split, texts, bint flat=False, tuple deferred_check=None):
         """Encode many texts into one buffer, a group of texts at a time without the GIL.
 
         With a compiled `Scanner` the whole work on a group runs without the GIL; with a `findall`
         callable only the merging does. Returns a list of id lists, or with `flat` a (uint32 ids, int64
         offsets) pair of numpy arrays where text i is ``ids[offsets[i]:offsets[i + 1]]``.
+        `deferred_check` is `encode`'s, applied to each text in order before any is encoded.
         """
         cdef bint scanned = type(pretokenizer) is Scanner
         cdef PatternKind kind = (<Scanner>pretokenizer).kind if scanned else <PatternKind>0
@@ -1289,12 +1292,21 @@ cdef class CoreBPE:
         cdef list snapshot = list(texts)
         # Held for the whole call (the ownership rule): the table's cache may be replaced meanwhile.
         cdef PieceCache cache = self.table.current_piece_cache()
+        cdef Py_ssize_t first_segment
+        if deferred_check is not None and (special_split is not None or not scanned):
+            for text in snapshot:   # the anchor test sees only a compiled scanner's whole texts
+                if isinstance(text, str):
+                    deferred_check[1](text)
+            deferred_check = None
         offsets.push_back(0)
         for text in snapshot:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, got {type(text).__name__}")
             if scanned:
+                first_segment = segments.size()
                 group_bytes += self._gather(pretokenizer, special_split, text, segments, owners)
+                if deferred_check is not None and _holds_anchor(segments, first_segment, deferred_check[0]):
+                    deferred_check[1](text)
                 text_ends.push_back(segments.size())
             else:
                 group_bytes += self._gather(pretokenizer, special_split, text, spans, owners)

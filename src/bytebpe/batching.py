@@ -94,6 +94,7 @@ def map_chunks(
         return [encode_chunk(texts)]
     chunks = split_by_size(texts, workers * CHUNKS_PER_WORKER)
     results: list[T | None] = [None] * len(chunks)
+    errors: dict[int, BaseException] = {}
     next_chunk = iter(range(len(chunks)))
     take_lock = threading.Lock()
 
@@ -103,10 +104,18 @@ def map_chunks(
                 index = next(next_chunk, None)
             if index is None:
                 return
-            results[index] = encode_chunk(chunks[index])
+            try:
+                results[index] = encode_chunk(chunks[index])
+            except BaseException as error:  # noqa: BLE001  (re-raised below, from the earliest chunk)
+                errors[index] = error
+                return
 
     pool = shared_pool()
     futures: list[Future[None]] = [pool.submit(work) for _ in range(min(workers, len(chunks)))]
     for future in futures:
-        future.result()     # re-raises the first error of a worker
-    return results  # type: ignore[return-value]  # every slot was filled, or result() raised
+        future.result()
+    if errors:
+        # The error of the earliest text, as a serial loop would raise it: chunks are taken in order, so
+        # every chunk before the earliest failing one was finished by its worker.
+        raise errors[min(errors)]
+    return results  # type: ignore[return-value]  # every slot was filled, or an error was raised

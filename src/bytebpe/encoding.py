@@ -202,9 +202,9 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> list[list[int]]:
         """`encode` of each text, on up to `num_threads` threads of a shared pool; results in order."""
-        texts, special_split = self._checked_batch(text, allowed_special, disallowed_special)
+        texts, special_split, deferred_check = self._checked_batch(text, allowed_special, disallowed_special)
         return _flatten(batching.map_chunks(
-            functools.partial(self._encode_chunk, special_split), texts, num_threads))
+            functools.partial(self._encode_chunk, special_split, deferred_check=deferred_check), texts, num_threads))
 
     def encode_batch_to_numpy(
         self,
@@ -220,9 +220,10 @@ class Encoding:
         """
         import numpy as np
 
-        texts, special_split = self._checked_batch(text, allowed_special, disallowed_special)
+        texts, special_split, deferred_check = self._checked_batch(text, allowed_special, disallowed_special)
         parts = batching.map_chunks(
-            functools.partial(self._encode_chunk, special_split, flat=True), texts, num_threads)
+            functools.partial(self._encode_chunk, special_split, flat=True, deferred_check=deferred_check),
+            texts, num_threads)
         if len(parts) == 1:
             return parts[0]     # one chunk: its arrays are the answer (one huge document is its ids once, not twice)
         ids = np.concatenate([part_ids for part_ids, _ in parts]) if parts else np.empty(0, np.uint32)
@@ -233,12 +234,20 @@ class Encoding:
             base += len(part_ids)
         return ids, np.concatenate(offsets)
 
-    def _encode_chunk(self, special_split: Any, texts: Sequence[str], flat: bool = False) -> Any:
+    def _encode_chunk(
+        self,
+        special_split: Any,
+        texts: Sequence[str],
+        flat: bool = False,
+        deferred_check: tuple[bytes, Callable[[str], None]] | None = None,
+    ) -> Any:
         if not isinstance(texts, list):
             texts = list(texts)
         try:
-            return self._core.encode_batch(self._pretokenize, special_split, texts, flat)
+            return self._core.encode_batch(self._pretokenize, special_split, texts, flat, deferred_check)
         except UnicodeEncodeError:
+            for text in texts:
+                _run_deferred_check(deferred_check, text)
             return _retry_repaired(self._core.encode_batch, self._pretokenize, special_split, texts, flat)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
@@ -505,13 +514,17 @@ class Encoding:
 
     def _checked_batch(
         self, texts: object, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
-    ) -> tuple[list[str], Any]:
-        """The texts as a checked list, each checked against the disallowed tokens, and the allowed splitter."""
+    ) -> tuple[list[str], Any, tuple[bytes, Callable[[str], None]] | None]:
+        """The texts as a checked list, the allowed splitter, and the check of each text against the
+        disallowed tokens that the core defers (see `_special_split_deferred`), or None when this has checked
+        every text already."""
         checked = _check_texts(texts)
-        search_disallowed, special_split, _ = self._special_policy(allowed_special, disallowed_special)
+        search_disallowed, special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
+        if special_split is None and deferred_check is not None:
+            return checked, None, deferred_check
         for text in checked:
             _check_disallowed(search_disallowed, text)
-        return checked, special_split
+        return checked, special_split, None
 
     def _special_split(
         self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
