@@ -8,6 +8,12 @@ encodings derived from it by `with_special_tokens` share one table, so registeri
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
+
+cdef extern from "_huge_pages.h" namespace "bytebpe":
+    # The allocator of the large tables read at random (the header says why: huge pages, measured).
+    cdef cppclass TableAllocator[T]:
+        pass
+
 # A token id; for a mergeable token it is also its merge priority (lower merges first).
 ctypedef uint32_t Rank
 
@@ -51,7 +57,7 @@ cdef class MergeTable:
     cdef vector[int32_t] token_len      # id -> length in bytes, -1 where the id is a gap
     # One open-addressing hash table (linear probing, load factor <= 1/2). (A small table of the most
     # frequent ranks in front of it was measured slower: every other token then cost two probes.)
-    cdef vector[Slot] slots
+    cdef vector[Slot, TableAllocator[Slot]] slots     # on huge pages where the kernel allows (_huge_pages.h)
     cdef uint64_t mask
     # Blocked Bloom filter over all tokens: each token sets two bits of one 64-bit word (~16 bits per
     # token), so a query reads one word. The merge loop mostly asks about spans that are *not* tokens; the
@@ -76,7 +82,7 @@ cdef class MergeTable:
     # addressing with linear probing at a load factor <= 1/2; empty for tiktoken's rule. The whole-piece
     # lookups (slots, pair_of_bytes_rank) then hold only the tokens that this rule gives for their own bytes,
     # unless `whole_pieces` (HF's ignore_merges): a piece found there is one id, as under either rule.
-    cdef vector[PairMerge] pair_merges
+    cdef vector[PairMerge, TableAllocator[PairMerge]] pair_merges
     cdef int pair_shift                 # slot = (pair * golden ratio) >> pair_shift
     cdef vector[uint64_t] pair_bloom    # bit (pair * golden ratio) >> pair_bloom_shift: set for every listed pair
     cdef int pair_bloom_shift

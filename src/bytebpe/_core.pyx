@@ -40,6 +40,10 @@ Persistent state
 - PieceCache (`_piece_cache.h`): pieces -> ids across calls, bounded in bytes, sharded with a lock per
   shard and lock-free misses, admitted on second sight; DEFAULT_PIECE_CACHE_BYTES says why 32 MiB.
 
+Memory placement: the tables read at random on every piece (the token table, pair_merges, the merge
+cache's slots, the piece cache's filters) are allocated on huge pages where the kernel allows
+(`_huge_pages.h`, TableAllocator): on 4 KiB pages their lookups also missed the TLB.
+
 CoreBPE (an encoding: a MergeTable plus special tokens and decoding)
 - The disallowed-token check, when the Python layer defers it (`deferred_check`): memchr over the gathered
   UTF-8 for the prefix all disallowed tokens share, the regex only where it occurs (`_holds_anchor`).
@@ -820,7 +824,7 @@ cdef cppclass MergeCache:
     # merging belong to a piece seen before in the same text, in multilingual text 44%, and a hit costs one
     # compare instead of a merge. Direct-mapped on the piece hash that the whole-piece lookup computed
     # anyway; it lives for one call and points into that call's text, so it needs no locking or copies.
-    vector[CachedPiece] slots
+    vector[CachedPiece, TableAllocator[CachedPiece]] slots     # 2 MiB for a call of 64 KB or more
     vector[Rank] ids
     uint64_t mask
     vector[PairMemoEntry] memo_entries     # the pair memo of the merge loop, for the same call

@@ -46,6 +46,8 @@
 #include <mutex>
 #include <new>
 
+#include "_huge_pages.h"
+
 namespace bytebpe {
 
 // Longest piece the cache stores, in bytes (its ids are never more than its bytes). Longer pieces are rare
@@ -119,13 +121,24 @@ public:
         // piece it marks before it is cleared.
         bloom_words_ = (uint32_t)(slots / 8);
         size_t bloom_bytes = 2 * 8 * (size_t)bloom_words_;
-        size_t arena_bytes = (budget - 16 * slots - bloom_bytes) / 2;
-        arena_words_ = arena_bytes / 4 > 0xFFFFFFF0u ? 0xFFFFFFF0u : (uint32_t)(arena_bytes / 4);
         // The filters and doorkeepers of all shards in one zeroed block: they are read without a lock, so
-        // they must exist before any lookup (calloc of a large block maps zero pages, resident as touched).
-        blooms_ = (std::atomic<uint64_t>*)calloc(shards * 2 * (size_t)bloom_words_, sizeof(uint64_t));
+        // they must exist before any lookup. Every piece to merge reads a word of it at random, so from
+        // half a huge page on it is rounded up to whole huge pages (_huge_pages.h): cl100k, multilingual
+        // text, 1 MB slices after 2 MB of priming, 29.7 -> 33.9 MB/s (medians of 5 runs taking turns);
+        // English +1%. The rounding is taken from the arenas' share, so the bound still holds.
+        size_t blooms_bytes = shards * bloom_bytes;
+        size_t blooms_allocated = blooms_bytes;
+        if (blooms_bytes >= HUGE_PAGE_BYTES / 2)
+            blooms_allocated = (blooms_bytes + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1);
+        size_t rounding = (blooms_allocated - blooms_bytes + shards - 1) / shards;     // per shard
+        if (budget < 16 * slots + bloom_bytes + rounding)
+            return;
+        size_t arena_bytes = (budget - 16 * slots - bloom_bytes - rounding) / 2;
+        arena_words_ = arena_bytes / 4 > 0xFFFFFFF0u ? 0xFFFFFFF0u : (uint32_t)(arena_bytes / 4);
+        blooms_ = (std::atomic<uint64_t>*)allocate_table_memory(blooms_bytes, HUGE_PAGE_BYTES / 2);
         if (blooms_ == nullptr)
             return;
+        memset((void*)blooms_, 0, blooms_bytes);
         shards_ = new (std::nothrow) PieceCacheShard[shards];
         if (shards_ == nullptr) {
             free(blooms_);
@@ -135,7 +148,7 @@ public:
         n_shards_ = (uint32_t)shards;
         for (uint32_t i = 0; i < n_shards_; i++) {
             init_shard(shards_[i]);
-            shards_[i].bytes = bloom_bytes;
+            shards_[i].bytes = bloom_bytes + rounding;
         }
     }
 
