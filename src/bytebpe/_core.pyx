@@ -1279,7 +1279,8 @@ cdef class CoreBPE:
         With a compiled `Scanner` the whole work on a group runs without the GIL; with a `findall`
         callable only the merging does. Returns a list of id lists, or with `flat` a (uint32 ids, int64
         offsets) pair of numpy arrays where text i is ``ids[offsets[i]:offsets[i + 1]]``.
-        `deferred_check` is `encode`'s, applied to each text in order before any is encoded.
+        `deferred_check` is `encode`'s, applied to each text as it is gathered, before its group is encoded: a
+        refused text raises and the batch's ids are dropped.
         """
         cdef bint scanned = type(pretokenizer) is Scanner
         cdef PatternKind kind = (<Scanner>pretokenizer).kind if scanned else <PatternKind>0
