@@ -104,7 +104,7 @@ def test_a_batch_whose_list_is_emptied_while_it_is_encoded_still_encodes_every_t
     list, so the texts after the first survive only if the core holds them itself."""
     texts = [fresh(f"document {i}: " + "some words and more words " * 200) for i in range(5)]
     expected = [cl100k.encode_ordinary(text) for text in texts]
-    splitter = cl100k._special_split("", "all", "all")
+    splitter = cl100k._special_policy("all", "all").special_split
 
     def split_and_drop_the_batch(text: str) -> list[str]:
         texts.clear()

@@ -30,11 +30,19 @@ namespace bytebpe {
 
 static const size_t HUGE_PAGE_BYTES = (size_t)2 << 20;
 
+// The whole huge pages allocate_table_memory(bytes, huge_from) takes for `bytes`, or 0 when it takes plain
+// malloc memory (below `huge_from`).
+inline size_t huge_table_bytes(size_t bytes, size_t huge_from = HUGE_PAGE_BYTES) noexcept {
+    if (bytes < huge_from || bytes == 0 || bytes > SIZE_MAX - HUGE_PAGE_BYTES)
+        return 0;
+    return (bytes + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1);
+}
+
 // `bytes` of memory (at least 1), huge-page backed when it is at least `huge_from` bytes (rounded up to whole
 // huge pages); nullptr when out of memory.
 inline void* allocate_table_memory(size_t bytes, size_t huge_from = HUGE_PAGE_BYTES) noexcept {
-    if (bytes >= huge_from && bytes <= SIZE_MAX - HUGE_PAGE_BYTES) {
-        size_t rounded = (bytes + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1);
+    size_t rounded = huge_table_bytes(bytes, huge_from);
+    if (rounded != 0) {
         void* memory = aligned_alloc(HUGE_PAGE_BYTES, rounded);
         if (memory != nullptr) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)

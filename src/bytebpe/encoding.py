@@ -516,35 +516,25 @@ class Encoding:
         self, texts: object, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> tuple[list[str], Any, tuple[bytes, Callable[[str], None]] | None]:
         """The texts as a checked list, the allowed splitter, and the check of each text against the
-        disallowed tokens that the core defers (see `_special_split_deferred`), or None when this has checked
+        disallowed tokens that the core runs (see `_special_split_deferred`), or None when this has checked
         every text already."""
         checked = _check_texts(texts)
         search_disallowed, special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
-        if special_split is None and deferred_check is not None:
-            return checked, None, deferred_check
-        for text in checked:
-            _check_disallowed(search_disallowed, text)
-        return checked, special_split, None
-
-    def _special_split(
-        self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
-    ) -> Any:
-        """Check `text` against the disallowed tokens; return the splitter for the allowed ones (or None)."""
-        search_disallowed, special_split, _ = self._special_policy(allowed_special, disallowed_special)
-        _check_disallowed(search_disallowed, text)
-        return special_split
+        if deferred_check is None:
+            for text in checked:
+                _check_disallowed(search_disallowed, text)
+        return checked, special_split, deferred_check
 
     def _special_split_deferred(
         self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> tuple[Any, tuple[bytes, Callable[[str], None]] | None]:
-        """(splitter for the allowed tokens or None, check for the core to run or None). With no token allowed
-        and every disallowed one starting with the same anchor, the core runs the check only when the text's
-        UTF-8 holds that anchor (see `_core.CoreBPE.encode`); otherwise the text is checked here."""
+        """(splitter for the allowed tokens or None, check for the core to run or None). When every disallowed
+        token starts with the same anchor the core runs the check (see `_core.CoreBPE.encode`: with nothing
+        split out, only when the text's UTF-8 holds that anchor); otherwise the text is checked here."""
         search_disallowed, special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
-        if special_split is None and deferred_check is not None:
-            return None, deferred_check
-        _check_disallowed(search_disallowed, text)
-        return special_split, None
+        if deferred_check is None:
+            _check_disallowed(search_disallowed, text)
+        return special_split, deferred_check
 
 
 def load(path: str | os.PathLike[str]) -> Encoding:
