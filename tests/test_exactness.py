@@ -108,6 +108,28 @@ def test_batches_of_documents_equal_tiktoken_and_a_plain_loop(encoding_name, jso
     assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(docs))] == expected
 
 
+# A call makes its merge cache when the first piece that is no token comes (a text of whole tokens never makes
+# it), sized for the whole call: that piece may come first, last, after the size where the core drops the
+# GIL, in a later text of a batch, or never.
+WHOLE_TOKENS = " the" * 3000
+TO_MERGE = " Pneumonoultramicroscopic"
+FIRST_MERGE_PLACES = [WHOLE_TOKENS, TO_MERGE, WHOLE_TOKENS + TO_MERGE, TO_MERGE + WHOLE_TOKENS,
+                      " the" + TO_MERGE + WHOLE_TOKENS, WHOLE_TOKENS + TO_MERGE + WHOLE_TOKENS + TO_MERGE * 3, " the"]
+
+
+@pytest.mark.parametrize("engine", ["compiled", "regex"])
+@pytest.mark.parametrize("encoding_name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_the_first_piece_to_merge_may_come_anywhere_in_a_call(encoding_name, engine, tiktoken_encoding):
+    tik = tiktoken_encoding(encoding_name)
+    ours = bytebpe.get_encoding(encoding_name).with_pretokenizer(engine)
+    expected = [tik.encode_ordinary(text) for text in FIRST_MERGE_PLACES]
+    assert [ours.encode_ordinary(text) for text in FIRST_MERGE_PLACES] == expected
+    assert [ours.encode(text) for text in FIRST_MERGE_PLACES] == expected
+    assert [ours.encode_to_numpy(text).tolist() for text in FIRST_MERGE_PLACES] == expected
+    for batch in (FIRST_MERGE_PLACES, FIRST_MERGE_PLACES[::-1], [WHOLE_TOKENS] * 30 + [TO_MERGE]):
+        assert ours.encode_ordinary_batch(batch) == [tik.encode_ordinary(text) for text in batch]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("encoding_name", ["cl100k_base", "o200k_base"])
 @pytest.mark.parametrize("filename", ["english_prose.txt", "code.txt", "multilingual.txt"])

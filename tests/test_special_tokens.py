@@ -271,11 +271,14 @@ def test_the_deferred_check_refuses_exactly_what_tiktoken_refuses(enc, tik, text
     assert outcome(getattr(encoding, method), text) == outcome(tik.encode, text)
 
 
-def test_disallowed_tokens_with_no_common_prefix_are_still_found(enc, tik):
-    # {"foo", "<|endoftext|>"} share no prefix: nothing can be deferred, the text is searched as before.
+@pytest.mark.parametrize("engine", ["compiled", "regex"])
+def test_disallowed_tokens_with_no_common_prefix_are_still_found(enc, tik, engine):
+    # {"foo", "<|endoftext|>"} share no prefix (an empty anchor): the core checks every text.
+    encoding = enc if engine == "compiled" else enc.with_pretokenizer("regex")
     disallowed = {"foo", EOT}
-    for text in (f"x{EOT}", "x foo", "plain", LONG_NON_ASCII + "foo"):
-        for method in (enc.encode, enc.encode_to_numpy):
+    assert encoding._special_policy(set(), disallowed).deferred_check[0] == b""
+    for text in (f"x{EOT}", "x foo", "plain", LONG_NON_ASCII + "foo", "foo" + LONG_ASCII, "\ud800 foo", ""):
+        for method in (encoding.encode, encoding.encode_to_numpy):
             assert outcome(method, text, disallowed_special=disallowed) == \
                 outcome(tik.encode, text, disallowed_special=disallowed), text
 
@@ -335,6 +338,20 @@ def test_a_batch_names_the_token_of_its_earliest_offending_text_like_tiktoken(en
     assert batch_outcome(enc.encode_batch, texts) == expected
     assert batch_outcome(numpy_batch_as_lists(enc), texts) == expected
     assert batch_outcome(enc.with_pretokenizer("regex").encode_batch, texts) == expected
+
+
+@pytest.mark.parametrize("bad", [[], [0], [63], [40, 5], [62, 63]])
+def test_a_batch_with_disallowed_tokens_sharing_no_prefix_names_its_earliest_offender(enc, tik, bad):
+    # No common prefix: every text of every chunk is checked before the chunk is encoded.
+    disallowed = {"foo", EOT, FIM}
+    texts = list(MANY_DOCUMENTS)
+    for n, index in enumerate(bad):
+        texts[index] = texts[index][:500] + ["foo", EOT, FIM][n % 3] + texts[index][500:]
+    expected = batch_outcome(tik.encode_batch, texts, disallowed_special=disallowed)
+    assert batch_outcome(enc.encode_batch, texts, disallowed_special=disallowed) == expected
+    assert batch_outcome(numpy_batch_as_lists(enc), texts, disallowed_special=disallowed) == expected
+    assert batch_outcome(enc.with_pretokenizer("regex").encode_batch, texts,
+                         disallowed_special=disallowed) == expected
 
 
 # ==== the batch and numpy variants =================================================================

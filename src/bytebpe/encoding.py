@@ -142,7 +142,8 @@ class Encoding:
 
         Equivalent to ``encode(text, disallowed_special=())``.
         """
-        text = _check_text(text)
+        if not isinstance(text, str):
+            _check_text(text)
         try:
             return self._core.encode(self._pretokenize, self._ordinary_split, text)
         except UnicodeEncodeError:
@@ -163,8 +164,15 @@ class Encoding:
         Where allowed special tokens overlap in the text, the leftmost wins, and of those starting at the
         same place the longest.
         """
-        text = _check_text(text)
-        special_split, deferred_check = self._special_split_deferred(text, allowed_special, disallowed_special)
+        if not isinstance(text, str):
+            _check_text(text)
+        if allowed_special.__class__ is set and not allowed_special and disallowed_special == "all" \
+                and self._default_policy is not None:
+            # The default policy, without _special_policy's call: that call was ~390 of the ~6,200 instructions
+            # of encode("hello world") (callgrind), so this test is written out here and in encode_to_numpy.
+            special_split, deferred_check = self._default_policy
+        else:
+            special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
         try:
             return self._core.encode(self._pretokenize, special_split, text, deferred_check)
         except UnicodeEncodeError:
@@ -179,8 +187,13 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> npt.NDArray[np.uint32]:
         """Like `encode`, as a uint32 numpy array filled straight from the core's buffer."""
-        text = _check_text(text)
-        special_split, deferred_check = self._special_split_deferred(text, allowed_special, disallowed_special)
+        if not isinstance(text, str):
+            _check_text(text)
+        if allowed_special.__class__ is set and not allowed_special and disallowed_special == "all" \
+                and self._default_policy is not None:   # (as in encode)
+            special_split, deferred_check = self._default_policy
+        else:
+            special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
         try:
             return self._core.encode_to_numpy(self._pretokenize, special_split, text, deferred_check)
         except UnicodeEncodeError:
@@ -462,8 +475,8 @@ class Encoding:
     def _special_policy(
         self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> SpecialPolicy:
-        """(search for the disallowed tokens or None, splitter around the allowed ones or None, the check the
-        core may defer or None: see `SpecialPolicy`)."""
+        """(splitter around the allowed tokens or None, the core's check for the disallowed ones or None: see
+        `SpecialPolicy`)."""
         if (allowed_special.__class__ is set or allowed_special.__class__ is frozenset) and not allowed_special \
                 and disallowed_special == "all":
             # The default (every special token disallowed, none allowed), worked out once per encoding: again
@@ -508,33 +521,15 @@ class Encoding:
             disallowed = frozenset(disallowed_special)
         # Strings that are not special tokens of this encoding can never be split out as one.
         allowed &= self._all_special
-        search = _special_token_regex(disallowed).search if disallowed else None
-        return SpecialPolicy(search, _special_token_regex(allowed).split if allowed else None,
-                             _deferred_check(search, disallowed))
+        return SpecialPolicy(_special_token_regex(allowed).split if allowed else None, _deferred_check(disallowed))
 
     def _checked_batch(
         self, texts: object, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> tuple[list[str], Any, tuple[bytes, Callable[[str], None]] | None]:
-        """The texts as a checked list, the allowed splitter, and the check of each text against the
-        disallowed tokens that the core runs (see `_special_split_deferred`), or None when this has checked
-        every text already."""
+        """The texts as a checked list, then the policy's splitter and check (see `SpecialPolicy`)."""
         checked = _check_texts(texts)
-        search_disallowed, special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
-        if deferred_check is None:
-            for text in checked:
-                _check_disallowed(search_disallowed, text)
+        special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
         return checked, special_split, deferred_check
-
-    def _special_split_deferred(
-        self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
-    ) -> tuple[Any, tuple[bytes, Callable[[str], None]] | None]:
-        """(splitter for the allowed tokens or None, check for the core to run or None). When every disallowed
-        token starts with the same anchor the core runs the check (see `_core.CoreBPE.encode`: with nothing
-        split out, only when the text's UTF-8 holds that anchor); otherwise the text is checked here."""
-        search_disallowed, special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
-        if deferred_check is None:
-            _check_disallowed(search_disallowed, text)
-        return special_split, deferred_check
 
 
 def load(path: str | os.PathLike[str]) -> Encoding:
@@ -632,22 +627,22 @@ def _checked_special_tokens(special_tokens: Mapping[str, int], table: _core.Merg
 class SpecialPolicy(NamedTuple):
     """How one (allowed_special, disallowed_special) pair is applied, worked out once (`_special_policy`)."""
 
-    search_disallowed: Any      # the disallowed tokens' regex `search`, or None
     special_split: Any          # the allowed tokens' regex `split` for the core, or None
-    # (anchor, check) for the core, or None: every disallowed token starts with the UTF-8 bytes `anchor`,
-    # and check(text) raises for a text that holds one.
+    # (anchor, check) for the core, or None when nothing is disallowed: every disallowed token starts with the
+    # UTF-8 bytes `anchor`, and check(text) raises for a text that holds one. The core runs the check only on
+    # texts whose UTF-8 holds the anchor, and on every text when the anchor is empty (see CoreBPE.encode).
     deferred_check: tuple[bytes, Callable[[str], None]] | None
 
 
-def _deferred_check(search_disallowed: Any, disallowed: frozenset[str]) -> tuple[bytes, Callable[[str], None]] | None:
-    """(the longest prefix all `disallowed` tokens share, as UTF-8; a check of a text) or None when they share
-    none: a text whose UTF-8 lacks that prefix holds none of them, so the search can be skipped."""
-    if search_disallowed is None:
+def _deferred_check(disallowed: frozenset[str]) -> tuple[bytes, Callable[[str], None]] | None:
+    """(the longest prefix all `disallowed` tokens share, as UTF-8, possibly empty; a check of a text), or None
+    when nothing is disallowed: a text whose UTF-8 lacks that prefix holds none of them, so the search can
+    be skipped."""
+    if not disallowed:
         return None
+    search = _special_token_regex(disallowed).search     # (first: it names a token that is not a str)
     anchor = os.path.commonprefix(sorted(disallowed)).encode("utf-8", "surrogatepass")
-    if not anchor:
-        return None
-    return anchor, functools.partial(_check_disallowed, search_disallowed)
+    return anchor, functools.partial(_check_disallowed, search)
 
 
 def _run_deferred_check(deferred_check: tuple[bytes, Callable[[str], None]] | None, text: str) -> None:
@@ -657,10 +652,9 @@ def _run_deferred_check(deferred_check: tuple[bytes, Callable[[str], None]] | No
 
 
 def _check_disallowed(search_disallowed: Any, text: str) -> None:
-    if search_disallowed is not None:
-        match = search_disallowed(text)
-        if match:
-            _raise_disallowed_special_token(match.group())
+    match = search_disallowed(text)
+    if match:
+        _raise_disallowed_special_token(match.group())
 
 
 def _raise_disallowed_special_token(token: str) -> NoReturn:
