@@ -39,6 +39,9 @@ cdef struct PairMemoEntry:
 cdef struct PairMemo:
     PairMemoEntry* entries
     int shift           # entry index = (pair * golden ratio) >> shift
+    # The table's characters that may enter the merge loop whole (_merge_char_starts.pxi), or NULL: read
+    # from the table once per call, with the GIL.
+    const uint32_t* char_starts
 
 
 # One entry of the pair-merge table (HF BPE's rule, see MergeTable._merge_by_pair_rank): adjacent tokens
@@ -90,6 +93,11 @@ cdef class MergeTable:
     cdef readonly bint by_pair_rank
     cdef readonly bint whole_pieces
     cdef readonly Py_ssize_t n_merges
+    # Code point -> whether that character may start the merge loop whole, and as which token
+    # (_merge_char_starts.pxi); built on first use by text that is not all ASCII, then read-only.
+    cdef vector[uint32_t] char_starts
+    cdef bint char_starts_built
+    cdef Py_ssize_t non_ascii_chars     # characters of non-ASCII text encoded before the build
 
     # Pure lookups: never allocate, never fail.
     cdef Rank rank_of(self, const uint8_t* data, Py_ssize_t n) noexcept nogil
