@@ -75,7 +75,7 @@ from libcpp.vector cimport vector
 from bytebpe._pretokenize cimport PatternKind, Scanner, scan_pieces
 
 from ._shared cimport (
-    MAX_TOKEN_ID, SCAN_BATCH, _hash_bytes, _head_word, _head_word_of_8, _load32, _load64, _utf8_view,
+    MAX_TOKEN_ID, SCAN_BATCH, _decode, _hash_bytes, _head_word, _head_word_of_8, _load32, _load64, _utf8_view,
     _utf8_view_of_held,
 )
 

@@ -111,18 +111,18 @@ cdef int _build_char_starts(MergeTable table) except -1:
                 _lower(part_before_ascii, index, <Rank>rank)
             else:
                 _lower(part_before_other, index, <Rank>rank)
+        # Every whole 2-3-byte character in the token. A token's bytes need not be valid UTF-8 (_decode does
+        # not check continuation bytes; done here), and a byte that starts no valid character is stepped over
+        # one at a time: finding a character too many only rules it out, one too few could admit it wrongly.
         i = k
         while i < n:
-            length = _utf8_length(t[i])
-            if length == 0 or i + length > n:
-                break
-            if length == 2 and _is_continuation(t[i + 1]) and n > 2:
-                code = (<uint32_t>(t[i] & 0x1F) << 6) | (t[i + 1] & 0x3F)
+            code = _decode(t, i, n, &length)
+            if (length == 2 or length == 3) and n > length and _is_continuation(t[i + 1]) and \
+                    (length == 2 or _is_continuation(t[i + 2])):
                 _lower(whole_within, code, <Rank>rank)
-            elif length == 3 and _is_continuation(t[i + 1]) and _is_continuation(t[i + 2]) and n > 3:
-                code = (<uint32_t>(t[i] & 0x0F) << 12) | (<uint32_t>(t[i + 1] & 0x3F) << 6) | (t[i + 2] & 0x3F)
-                _lower(whole_within, code, <Rank>rank)
-            i += length
+                i += length
+            else:
+                i += 1
     table.char_starts.assign(0x10000, 0)
     cdef uint8_t b[3]
     cdef Rank whole, first, second, highest, before_ascii, before_other, after_ascii, after_other
@@ -171,18 +171,13 @@ cdef inline Py_ssize_t _char_start_at(const uint32_t* char_starts, const uint8_t
                                       Py_ssize_t n, Rank* rank) noexcept nogil:
     """The length of the character at data[k] if it may enter the merge loop whole (its token in `rank`),
     else 0. data[:n] is a piece of whole characters of valid UTF-8 (the compiled scanner's)."""
-    cdef uint8_t lead = data[k]
     cdef Py_ssize_t length
     cdef uint32_t code, entry
-    if lead < 0xC0 or lead >= 0xF0:
+    if data[k] < 0xC0:
         return 0
-    length = 2 if lead < 0xE0 else 3
-    if k + length > n:      # (never, in a piece of whole characters; no read past the piece)
+    code = _decode(data, k, n, &length)     # (never cut short in a piece of whole characters; no read past it)
+    if length != 2 and length != 3:
         return 0
-    if length == 2:
-        code = (<uint32_t>(lead & 0x1F) << 6) | (data[k + 1] & 0x3F)
-    else:
-        code = (<uint32_t>(lead & 0x0F) << 12) | (<uint32_t>(data[k + 1] & 0x3F) << 6) | (data[k + 2] & 0x3F)
     entry = char_starts[code]
     if entry == 0:
         return 0

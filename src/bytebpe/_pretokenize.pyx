@@ -38,7 +38,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from ._shared cimport SCAN_BATCH, _load64
+from ._shared cimport SCAN_BATCH, _decode, _load64
 
 cdef extern from "_unicode_tables.h":
     enum:
@@ -103,32 +103,6 @@ TOKENIZERS_VERSION = BYTEBPE_TOKENIZERS_VERSION.decode("ascii")
 
 
 # ---- reading code points ------------------------------------------------------------------------------
-
-cdef inline uint32_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t* width) noexcept nogil:
-    """The code point at s[i] (i < n) and its UTF-8 length.
-
-    The input is UTF-8 that Python produced, so it is well formed; a malformed or truncated sequence is
-    still read safely (one byte, as U+FFFD) so that no input can make the scanner read out of bounds.
-    """
-    cdef uint32_t b0 = s[i]
-    cdef uint32_t cp
-    if b0 < 0x80:
-        width[0] = 1
-        return b0
-    if b0 >= 0xC0 and b0 < 0xE0 and i + 1 < n:
-        width[0] = 2
-        return ((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F)
-    if b0 >= 0xE0 and b0 < 0xF0 and i + 2 < n:
-        width[0] = 3
-        return ((b0 & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-    if b0 >= 0xF0 and i + 3 < n:
-        cp = ((b0 & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
-        if cp < 0x110000:
-            width[0] = 4
-            return cp
-    width[0] = 1
-    return 0xFFFD
-
 
 cdef inline uint8_t _class_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t* width) noexcept nogil:
     if s[i] < 0x80:

@@ -86,6 +86,35 @@ cdef inline const uint8_t* _utf8_view_of_held(object piece, Py_ssize_t* size) ex
     return <const uint8_t*>PyUnicode_AsUTF8AndSize(piece, size)
 
 
+cdef inline uint32_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t* width) noexcept nogil:
+    """The code point at s[i] (i < n) and its UTF-8 length, the one UTF-8 decoder of the compiled modules
+    (the scanner's classes, the merge loop's whole characters).
+
+    The input is UTF-8 that Python produced, so it is well formed; a malformed or truncated sequence is
+    still read safely (one byte, as U+FFFD) so that no input can make a reader go out of bounds. Continuation
+    bytes are not checked: a caller reading bytes that Python did not produce (a vocabulary's tokens) checks
+    them itself.
+    """
+    cdef uint32_t b0 = s[i]
+    cdef uint32_t cp
+    if b0 < 0x80:
+        width[0] = 1
+        return b0
+    if b0 >= 0xC0 and b0 < 0xE0 and i + 1 < n:
+        width[0] = 2
+        return ((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F)
+    if b0 >= 0xE0 and b0 < 0xF0 and i + 2 < n:
+        width[0] = 3
+        return ((b0 & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+    if b0 >= 0xF0 and i + 3 < n:
+        cp = ((b0 & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
+        if cp < 0x110000:
+            width[0] = 4
+            return cp
+    width[0] = 1
+    return 0xFFFD
+
+
 cdef inline uint64_t _load64(const uint8_t* data) noexcept nogil:
     cdef uint64_t word
     memcpy(&word, data, 8)    # constant size: compiles to one unaligned load
