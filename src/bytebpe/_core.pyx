@@ -1293,9 +1293,23 @@ cdef class CoreBPE:
         cdef PyObject** target = PySequence_Fast_ITEMS(result)
         cdef PyObject* none = <PyObject*>None
         cdef PyObject* item
-        cdef Rank token
+        cdef Rank token, ahead
         cdef object made
         for i in range(begin, end):
+            # The int objects of a long text's ids are scattered over megabytes, and the encode has just
+            # evicted them (perf: this loop was 20% of encode_ordinary's samples on 1 MB of English, 5% of its
+            # instructions): the loads of the items array (16 ids ahead) and of the objects whose counts go
+            # up (8 ahead) are started early. Measured with the loop with and without them switched by a flag,
+            # alternating call by call in one process, 40 rounds: encode_ordinary of 1 MB of English 1.043x
+            # (cl100k), 1.048x (o200k); encode_to_numpy, which does not come here, 1.02x and 0.99x.
+            if i + 16 < end:
+                ahead = ids[i + 16]
+                if ahead < limit:
+                    __builtin_prefetch(source + ahead)
+            if i + 8 < end:
+                ahead = ids[i + 8]
+                if ahead < limit:
+                    __builtin_prefetch(source[ahead])
             token = ids[i]
             item = source[token] if token < limit else none
             if item == none:    # a special token, beyond the mergeable ranks or in a gap of them
