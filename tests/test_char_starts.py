@@ -56,6 +56,57 @@ def test_every_character_that_is_a_token_in_every_neighbourhood_gives_tiktokens_
         assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), (left, right)
 
 
+@pytest.mark.parametrize("encoding_name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_characters_in_pieces_longer_than_the_flat_scan_give_tiktokens_ids(encoding_name, tiktoken_encoding):
+    # Pieces of more than 64 bytes go to the heap merge, which starts from whole characters too. Every
+    # character that is a token, in runs of 25-60 characters (75-180 bytes: letters of a script make one
+    # piece), shuffled so that each meets many neighbours, with ASCII and other characters mixed in.
+    from bytebpe import get_encoding
+
+    ours, theirs = get_encoding(encoding_name), tiktoken_encoding(encoding_name)
+    ours._table.build_char_starts()
+    tokens = [char for char in TWO_AND_THREE_BYTE_CHARS if len(theirs.encode_ordinary(char)) == 1]
+    rng = random.Random(encoding_name)
+    for mixed_in in ("", "a", "\u4e2d", "\ud55c\u043f"):
+        rng.shuffle(tokens)
+        runs, start = [], 0
+        while start < len(tokens):
+            size = rng.randint(25, 60)
+            run = tokens[start : start + size]
+            for _ in range(len(run) // 8 if mixed_in else 0):
+                run.insert(rng.randrange(len(run) + 1), mixed_in)
+            runs.append("".join(run))
+            start += size
+        text = "\n".join(runs)
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), mixed_in
+
+
+# Where multilingual.txt has pieces of more than 64 bytes (Japanese: 26% of its bytes; Chinese 6%), and for
+# o200k_base, whose pattern keeps a word's combining marks in its piece, Telugu and Thai (gpt2's and
+# cl100k's split them at the marks: 0-17 long pieces in 150 KB).
+LONG_PIECE_TEXTS = [(name, script, offset) for name in ("gpt2", "cl100k_base", "o200k_base")
+                    for script, offset in (("Chinese", 0), ("Japanese", 5_000_000))] + \
+    [("o200k_base", "Telugu", 20_100_000), ("o200k_base", "Thai", 20_200_000)]
+
+
+@pytest.mark.parametrize("encoding_name, script, offset", LONG_PIECE_TEXTS)
+def test_long_pieces_of_real_text_give_tiktokens_ids(encoding_name, script, offset, corpus_dir,
+                                                     tiktoken_encoding):
+    # 150 KB of each, whole, and each long piece alone.
+    from bytebpe import get_encoding
+
+    ours, theirs = get_encoding(encoding_name), tiktoken_encoding(encoding_name)
+    ours._table.build_char_starts()
+    with open(corpus_dir / "multilingual.txt", "rb") as file:
+        file.seek(offset)
+        text = file.read(150_000).decode("utf-8", "ignore")
+    long_pieces = [piece for piece in regex.findall(theirs._pat_str, text) if len(piece.encode()) > 64]
+    assert len(long_pieces) > 50, script     # (the test is about them)
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    assert [ours.encode_ordinary(piece) for piece in long_pieces] == \
+        [theirs.encode_ordinary(piece) for piece in long_pieces]
+
+
 def three_byte_table(*tokens: bytes) -> dict[bytes, int]:
     """Every byte (rank = its value), then `tokens` in the order given."""
     ranks = {bytes([b]): b for b in range(256)}

@@ -31,8 +31,9 @@ MergeTable (the vocabulary; shared read-only by every thread)
 - `_pair_rank` memo: a direct-mapped (left, right) -> rank memo per call, so a pair met again costs one
   compare instead of hashing the concatenation.
 - Character starts (_merge_char_starts.pxi): the characters of 2-3 bytes that may enter `_merge_by_scan`
-  already merged into their token, with the proof that the ids stay the same; built per table after
-  CHAR_STARTS_AFTER_CHARS characters of non-ASCII text. CJK pieces start from ~40% fewer parts.
+  and `_merge_by_heap` already merged into their token, with the proof that the ids stay the same; built
+  per table after CHAR_STARTS_AFTER_CHARS characters of non-ASCII text. CJK pieces start from ~40% fewer
+  parts.
 
 Per-call state (stack or the call's own vectors; nothing shared, no locks)
 - MergeCache: recently merged pieces -> ids for one call (83% of the bytes needing merges in English prose
@@ -618,7 +619,7 @@ cdef class MergeTable:
             with gil:
                 raise ValueError(f"cannot encode a single pre-token of {n} bytes (the limit is 4 GiB - 1)")
         if n < BUCKETS_MIN_BYTES:
-            return _merge_by_heap(self, data, n, out)
+            return _merge_by_heap(self, data, n, out, memo)
         if n >= RUN_MIN_BYTES and _merge_run(self, data, n, out):
             return 0
         return _merge_by_buckets(self, data, n, out, memo)
