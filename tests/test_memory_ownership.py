@@ -257,6 +257,37 @@ def test_result_lists_hold_one_reference_per_id_and_nothing_leaks(cl100k):
     assert sys.getallocatedblocks() - blocks < 100
 
 
+ID_LIST_METHODS = {
+    "encode": lambda enc, texts: [enc.encode(text, allowed_special="all") for text in texts],
+    "encode_ordinary": lambda enc, texts: [enc.encode_ordinary(text) for text in texts],
+    "encode_batch": lambda enc, texts: enc.encode_batch(texts, allowed_special="all"),
+    "encode_ordinary_batch": lambda enc, texts: enc.encode_ordinary_batch(texts),
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("method", sorted(ID_LIST_METHODS))
+def test_id_lists_are_not_tracked_by_the_cycle_collector_and_behave_as_lists(cl100k, tik, engine, method):
+    # An id list holds only ints, which cannot form a cycle, so it is made untracked (CoreBPE._to_list
+    # says what that saves). Everything else about it is an ordinary list, mutable and collectable.
+    import gc
+
+    enc = cl100k.with_pretokenizer(engine)
+    texts = ["hello world <|endoftext|> again", "", "日本語のテキスト " * 50, "x" * 70_000] * 3
+    results = ID_LIST_METHODS[method](enc, texts)
+    assert results == ID_LIST_METHODS[method](tik, texts)
+    if method.endswith("_batch"):
+        assert gc.is_tracked(results)    # the outer list holds lists: the collector must see it
+    assert not any(gc.is_tracked(ids) for ids in results)
+    ids = results[0]
+    ids.append([ids])   # a list may hold anything afterwards; a cycle through it is the caller's to break
+    ids.sort(key=str)
+    gc.collect()
+    assert ids[-1][0] is ids
+    ids.pop()
+    assert sorted(ids) == sorted(ID_LIST_METHODS[method](tik, texts[:1])[0])
+
+
 @pytest.mark.parametrize("target_ids", [0, 1, 2, 4095, 4096, 4097, 20_000])
 def test_numpy_results_own_their_memory_on_both_sides_of_the_copy_threshold(cl100k, tik, target_ids):
     # _to_numpy copies up to NUMPY_COPY_MAX_IDS (4096) ids into a fresh array, writing through the array's

@@ -66,6 +66,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromUnsignedLong
 from cpython.ref cimport PyObject, Py_INCREF
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void* op)    # safe on an untracked object too
 from cpython.sequence cimport PySequence_Fast_ITEMS
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memchr, memcmp, memcpy
@@ -1284,8 +1286,19 @@ cdef class CoreBPE:
         return self._to_list(out, 0, out.size())
 
     cdef list _to_list(self, vector[Rank]& ids, Py_ssize_t begin, Py_ssize_t end):
-        """ids[begin:end] as a list of Python ints, reusing the table's int objects."""
+        """ids[begin:end] as a list of Python ints, reusing the table's int objects.
+
+        The list is not tracked by Python's cycle collector: it holds only ints, which can never be part of
+        a reference cycle, so the collector has nothing to find in it, yet while tracked every collection of
+        its generation reads all of its items. encode_ordinary_batch of 4 MB of English in 1-4 KB documents
+        (o200k), the last results kept: 36 MB/s with the collector on, 72 with it off (perf: visit_decref,
+        visit_reachable). Untracked, medians of 4 runs: one thread 1.25x, two threads 1.4x, a loop of
+        encode_ordinary over the same documents 1.2x. CPython untracks tuples and dicts of atomic values for
+        the same reason. The price: a cycle that a caller builds *through* such a list (appending an object
+        that refers back to it) is not collected while the list stays untracked.
+        """
         cdef list result = PyList_New(end - begin)
+        PyObject_GC_UnTrack(<PyObject*>result)
         cdef list rank_objects = self.table.rank_objects
         cdef Py_ssize_t i, limit = PyList_GET_SIZE(rank_objects)
         # The items arrays themselves, with borrowed pointers: one reference taken per id, where object
