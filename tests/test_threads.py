@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 import bytebpe
 from bytebpe import batching
 
@@ -65,3 +67,43 @@ def test_another_thread_keeps_running_during_a_long_encode(data_dir):
     # With the GIL held for the whole encode the counter could tick at most once or twice.
     assert elapsed > 0.05, "the input is too small to show anything"
     assert during >= 10, f"only {during} ticks in {elapsed:.2f} s: the encode held the GIL"
+
+
+def batch_of_many_groups(corpus_dir) -> list[str]:
+    """~1.3 MB in documents of 1-5 KB with allowed special tokens, empty documents and one document larger
+    than a whole group of the batch loop (64 KB): every way a group can end, several groups per chunk."""
+    english = (corpus_dir / "english_prose.txt").read_text(encoding="utf-8")[:600_000]
+    multilingual = (corpus_dir / "multilingual.txt").read_text(encoding="utf-8")[:600_000]
+    docs: list[str] = []
+    for i, start in enumerate(range(0, 590_000, 3_100)):
+        size = 1_000 + 37 * i % 4_000
+        docs.append(english[start : start + size] + "<|endoftext|>" + multilingual[start : start + size])
+        if i % 50 == 0:
+            docs += ["", "<|fim_prefix|>" + english[start : start + 100_000]]
+    return docs
+
+
+def test_lists_built_group_by_group_in_the_pool_equal_tiktoken(corpus_dir, data_dir, tiktoken_encoding):
+    # Pool threads build each group's lists as soon as it is encoded (CoreBPE.encode_batch's
+    # lists_per_group), a lone caller at the end: both must give tiktoken's ids, in order.
+    docs = batch_of_many_groups(corpus_dir)
+    expected = tiktoken_encoding("cl100k_base").encode_batch(docs, allowed_special="all")
+    for engine in ("compiled", "regex"):
+        enc = bytebpe.get_encoding("cl100k_base").with_pretokenizer(engine)
+        for lists_per_group in (False, True):
+            special_split, _ = enc._special_policy("all", "all")
+            made = enc._core.encode_batch(enc._pretokenize, special_split, docs, False, None, lists_per_group)
+            assert made == expected, (engine, lists_per_group)
+        assert enc.encode_batch(docs, allowed_special="all", num_threads=2) == expected
+
+
+def test_a_refused_text_in_a_later_group_raises_and_returns_nothing(corpus_dir, data_dir):
+    enc = bytebpe.get_encoding("cl100k_base")
+    docs = [doc.replace("<|endoftext|>", "") for doc in batch_of_many_groups(corpus_dir)]
+    docs[len(docs) * 3 // 4] += "<|endoftext|>"
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.encode_batch(docs, num_threads=2)
+    special_split, deferred_check = enc._special_policy(set(), "all")
+    for lists_per_group in (False, True):
+        with pytest.raises(ValueError, match="disallowed special token"):
+            enc._core.encode_batch(enc._pretokenize, special_split, docs, False, deferred_check, lists_per_group)

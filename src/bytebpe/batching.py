@@ -81,12 +81,14 @@ def checked_num_threads(num_threads: int) -> int:
 
 
 def map_chunks(
-    encode_chunk: Callable[[Sequence[str]], T], texts: Sequence[str], num_threads: int
+    encode_chunk: Callable[..., T], texts: Sequence[str], num_threads: int
 ) -> list[T]:
     """Apply `encode_chunk` to consecutive chunks of `texts` on at most `num_threads` pool threads.
 
     Each of the `workers` tasks pulls the next chunk until none are left (so a slow chunk does not stall
-    the others); results are returned in input order whatever order they finish in.
+    the others); results are returned in input order whatever order they finish in. A chunk encoded on a
+    pool thread is passed ``in_pool=True``: work it must do with the GIL is then best done in short spells
+    (CoreBPE.encode_batch's `lists_per_group` says why and what it measured).
     """
     workers = min(checked_num_threads(num_threads), pool_size())
     total = sum(len(text) for text in texts)
@@ -105,7 +107,7 @@ def map_chunks(
             if index is None:
                 return
             try:
-                results[index] = encode_chunk(chunks[index])
+                results[index] = encode_chunk(chunks[index], in_pool=True)
             except BaseException as error:  # noqa: BLE001  (re-raised below, from the earliest chunk)
                 errors[index] = error
                 return

@@ -253,11 +253,12 @@ class Encoding:
         texts: Sequence[str],
         flat: bool = False,
         deferred_check: tuple[bytes, Callable[[str], None]] | None = None,
+        in_pool: bool = False,
     ) -> Any:
         if not isinstance(texts, list):
             texts = list(texts)
         try:
-            return self._core.encode_batch(self._pretokenize, special_split, texts, flat, deferred_check)
+            return self._core.encode_batch(self._pretokenize, special_split, texts, flat, deferred_check, in_pool)
         except UnicodeEncodeError:
             for text in texts:
                 _run_deferred_check(deferred_check, text)
