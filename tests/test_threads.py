@@ -107,3 +107,19 @@ def test_a_refused_text_in_a_later_group_raises_and_returns_nothing(corpus_dir, 
     for lists_per_group in (False, True):
         with pytest.raises(ValueError, match="disallowed special token"):
             enc._core.encode_batch(enc._pretokenize, special_split, docs, False, deferred_check, lists_per_group)
+
+
+def test_split_by_size_cuts_consecutive_runs_of_at_least_the_target_size():
+    import random
+
+    rng = random.Random(0)
+    for _ in range(3_000):
+        texts = ["x" * rng.choice([0, 1, 2, 50, 1000, rng.randint(0, 5000)]) for _ in range(rng.randint(0, 30))]
+        n_chunks = rng.randint(0, 12)
+        chunks = batching.split_by_size(texts, n_chunks)
+        assert [text for chunk in chunks for text in chunk] == texts
+        assert len(chunks) <= max(1, n_chunks)
+        target = max(1, -(-sum(map(len, texts)) // max(1, n_chunks)))
+        for chunk in chunks[:-1]:   # each chunk but the last ends with the text that brings it to the target
+            assert sum(map(len, chunk)) >= target > sum(map(len, chunk[:-1]))
+    assert batching.split_by_size([], 4) == []

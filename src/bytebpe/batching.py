@@ -7,6 +7,8 @@ GIL released; with the `regex` engine only the merging), and results come back i
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -57,17 +59,21 @@ def split_by_size(texts: Sequence[str], n_chunks: int) -> list[Sequence[str]]:
     >>> [list(c) for c in split_by_size(["aaaa", "b", "c", "dddd"], 2)]
     [['aaaa', 'b'], ['c', 'dddd']]
     """
-    total = sum(len(text) for text in texts)
+    # Running totals and a binary search per chunk, not a Python loop over the texts: on 400 documents of a
+    # 1 MB batch that loop took ~100 us, a few percent of the whole batch on two threads.
+    ends = list(itertools.accumulate(map(len, texts)))
+    total = ends[-1] if ends else 0
     target = max(1, -(-total // max(1, n_chunks)))
     chunks: list[Sequence[str]] = []
-    start = size = 0
-    for i, text in enumerate(texts):
-        size += len(text)
-        if size >= target:
-            chunks.append(texts[start : i + 1])
-            start, size = i + 1, 0
-    if start < len(texts):
-        chunks.append(texts[start:])
+    start = 0
+    while start < len(texts):
+        # A chunk ends with the first text that brings it to `target` characters, or with the last text; the
+        # one that reaches the total takes the empty texts after it (so there are at most n_chunks).
+        stop = bisect.bisect_left(ends, (ends[start - 1] if start else 0) + target, lo=start) + 1
+        if stop >= len(texts) or ends[stop - 1] == total:
+            stop = len(texts)
+        chunks.append(texts[start:stop])
+        start = stop
     return chunks
 
 
@@ -91,7 +97,7 @@ def map_chunks(
     (CoreBPE.encode_batch's `lists_per_group` says why and what it measured).
     """
     workers = min(checked_num_threads(num_threads), pool_size())
-    total = sum(len(text) for text in texts)
+    total = sum(map(len, texts))
     if workers == 1 or total < SERIAL_BATCH_CHARS or len(texts) < 2:
         return [encode_chunk(texts)]
     chunks = split_by_size(texts, workers * CHUNKS_PER_WORKER)

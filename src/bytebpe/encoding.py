@@ -568,9 +568,10 @@ def _check_texts(texts: object) -> list[str]:
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) and not hasattr(texts, "__iter__"):
         raise TypeError(f"expected a sequence of str, got {type(texts).__name__}")
     texts = list(texts)  # type: ignore[call-overload]
-    for i, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise TypeError(f"expected str at index {i}, got {type(text).__name__}")
+    if set(map(type, texts)) - {str}:   # (the set in C: a Python loop over a batch's texts took ~35 us per 400)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"expected str at index {i}, got {type(text).__name__}")
     return texts
 
 
