@@ -220,3 +220,60 @@ def test_a_piece_in_the_home_slot_of_a_token_with_its_head_word_is_that_token_on
         assert 256 not in expected
         assert enc.encode_ordinary(text) == expected
         assert enc.encode_to_numpy(text).tolist() == expected
+
+
+def _vocabulary_with_blob_of(total_bytes: int | None, longest: int) -> dict[bytes, int]:
+    """All 256 bytes, filler tokens of bytes >= 0x80 up to `total_bytes` bytes of tokens in all (None: no
+    filler) with one of `longest` bytes among them, then words of 9-40 and 64 letters (with and without a
+    leading space) ranked last, so that their bytes lie at the end of the table's blob."""
+    rng = random.Random(total_bytes or 0)
+    words = {"".join(rng.choice("xyzw") for _ in range(n)) for n in [*range(9, 41), 64]}
+    tokens = [bytes([b]) for b in range(256)]
+    last = [spaced.encode() for word in sorted(words) for spaced in (word, f" {word}")]
+    used = sum(map(len, tokens)) + sum(map(len, last))
+    filler: set[bytes] = set()
+    if longest > 255:
+        filler.add(bytes([0x80]) * longest)
+        used += longest
+    high = bytes(b | 0x80 for b in range(256))
+    while total_bytes is not None and used < total_bytes:
+        remaining = total_bytes - used     # never left at 1: every single byte is a token already
+        size = 255 if remaining >= 257 else remaining if remaining <= 255 else 128
+        token = rng.randbytes(size).translate(high)
+        if token not in filler:
+            filler.add(token)
+            used += size
+    tokens += sorted(filler) + last
+    assert sum(map(len, tokens)) == (total_bytes if total_bytes is not None else used)
+    return {token: rank for rank, token in enumerate(tokens)}
+
+
+@pytest.mark.parametrize(("total_bytes", "longest", "mask"), [
+    (None, 0, 0xFF),                    # slots hold the tails' offsets
+    ((1 << 24) - 1, 0, 0xFF),           # the last offsets that fit in 24 bits
+    (1 << 24, 0, 0xFFFFFFFF),           # one byte more: the tails are found through token_start
+    (None, 256, 0xFFFFFFFF),            # a token too long for an 8-bit length
+], ids=["small", "blob-under-16MiB", "blob-of-16MiB", "token-of-256-bytes"])
+def test_tokens_longer_than_8_bytes_are_found_in_both_slot_layouts(total_bytes, longest, mask):
+    # A slot keeps a token's first 8 bytes; where lengths fit 8 bits and blob offsets 24, it also keeps
+    # where the rest are (MergeTable.length_mask). Either way a long token is found, and a piece with its
+    # length and head word that differs after byte 8 is not it.
+    ranks = _vocabulary_with_blob_of(total_bytes, longest)
+    table = MergeTable(ranks)
+    assert table.length_mask == mask
+    long_tokens = [token for token in ranks if len(token) > 8 and token[-1] < 0x80]
+    assert len(long_tokens) == 2 * 33
+    for token in long_tokens:
+        assert table.rank(token) == ranks[token]
+        for at in (8, len(token) // 2 + 4, len(token) - 1):   # one byte changed after the head word
+            twin = token[:at] + b"v" + token[at + 1 :]
+            assert table.rank(twin) is None
+            assert table.encode_single_piece(twin) == bpe_encode_piece(twin, ranks)
+    if longest > 255:
+        assert table.rank(bytes([0x80]) * longest) == ranks[bytes([0x80]) * longest]
+    enc = Encoding("layouts", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    text = " ".join(token.decode().strip() + suffix for token in long_tokens[::7] for suffix in ("", "v"))
+    expected = [rank for piece in regex.findall(CL100K_PATTERN, text)
+                for rank in bpe_encode_piece(piece.encode(), ranks)]
+    assert enc.encode_ordinary(text) == expected
+    assert enc.encode_to_numpy(text).tolist() == expected

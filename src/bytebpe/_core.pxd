@@ -23,11 +23,17 @@ cdef enum:
 
 
 # One slot of the token hash table. Tokens are mostly short, so their first 8 bytes live in the slot:
-# a lookup of a token up to 8 bytes long touches this slot alone.
+# a lookup of a token up to 8 bytes long touches this slot alone. A longer token's other bytes are in the
+# table's blob; where every token is shorter than 256 bytes and the blob smaller than 16 MiB (all of
+# OpenAI's and the usual HF vocabularies), the slot also holds where they are, so that comparing them
+# takes one load after the slot's instead of two (MergeTable.length_mask). Measured against the same table
+# without, alternating call by call in one process, 1 MB slices (medians of 12; a control of two equal
+# tables 0.96-1.00x): encode_ordinary of English 1.07x (o200k) / 1.08x (cl100k), encode_to_numpy 1.09x /
+# 1.13x; code 1.02-1.05x; o200k multilingual 1.04x.
 cdef struct Slot:
     uint64_t head           # first 8 bytes of the token, zero padded
     uint32_t rank_plus_one  # 0 marks an empty slot
-    uint32_t length
+    uint32_t length         # the token's length; with tails in the slot, | its blob offset << 8 above 8 bytes
 
 
 # A memo of "rank of token `left` followed by token `right`" for the merge loop: the two ids determine the
@@ -71,6 +77,9 @@ cdef class MergeTable:
     cdef vector[Rank] pair_of_bytes_rank  # (b0 << 8 | b1) -> rank of that 2-byte token: the merge loop's
                                           # first lookups, answered by one array read
     cdef Py_ssize_t max_token_len       # no lookup of a longer span can hit, so it is skipped
+    # The bits of Slot.length that hold the length: 0xFF where slots hold their tokens' blob offsets (see
+    # Slot), all ones where they do not (a token of 256 bytes or more, or a blob of 16 MiB or more).
+    cdef readonly uint32_t length_mask
     # rank -> the int object for it (taken from the ranks dict, so it costs only the list): building
     # result lists from these skips allocating an int per token.
     cdef list rank_objects

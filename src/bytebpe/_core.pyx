@@ -293,18 +293,23 @@ cdef inline bint _same_bytes(const uint8_t* a, const uint8_t* b, Py_ssize_t n) n
 
 
 cdef inline Rank _probe(const Slot* slots, uint64_t mask, uint64_t h, uint64_t head, const uint8_t* data,
-                        Py_ssize_t n, const uint8_t* blob, const uint32_t* token_start) noexcept nogil:
+                        Py_ssize_t n, const uint8_t* blob, const uint32_t* token_start,
+                        uint32_t length_mask) noexcept nogil:
     """Find the token `data[:n]` (hash `h`, first word `head`) in one table; NO_RANK when absent."""
     cdef uint64_t i = h & mask
     cdef const Slot* slot
     cdef Rank rank
+    cdef uint32_t tail
     while True:
         slot = slots + i
         if slot.rank_plus_one == 0:
             return NO_RANK
-        if slot.head == head and slot.length == n:
+        if slot.head == head and (slot.length & length_mask) == n:
             rank = slot.rank_plus_one - 1
-            if n <= 8 or _same_tail(blob + token_start[rank], data, n):
+            if n <= 8:
+                return rank
+            tail = slot.length >> 8 if length_mask == 0xFF else token_start[rank]
+            if _same_tail(blob + tail, data, n):
                 return rank
         i = (i + 1) & mask
 
@@ -470,6 +475,11 @@ cdef class MergeTable:
         self.pair_of_bytes_rank.assign(65536, NO_RANK)
         self.max_token_len = 0
         for rank in range(self.max_rank + 1):
+            self.max_token_len = max(self.max_token_len, self.token_len[rank])
+        # Tails in the slots (Slot) where lengths fit 8 bits and offsets the other 24.
+        self.length_mask = 0xFF if self.max_token_len < 256 and self.blob.size() < (1 << 24) else 0xFFFFFFFF
+        self.max_token_len = 0
+        for rank in range(self.max_rank + 1):
             n = self.token_len[rank]
             if n < 0:
                 continue
@@ -568,9 +578,12 @@ cdef class MergeTable:
         cdef uint64_t head = _head_word(data, n)
         cdef uint64_t h = _hash_bytes(head, data, n)
         cdef uint64_t i = h & self.mask
+        cdef uint32_t length = <uint32_t>n
+        if n > 8 and self.length_mask == 0xFF:
+            length |= self.token_start[rank] << 8
         while self.slots[i].rank_plus_one != 0:
             i = (i + 1) & self.mask
-        self.slots[i] = Slot(head, rank + 1, <uint32_t>n)
+        self.slots[i] = Slot(head, rank + 1, length)
         self.bloom[(h >> 20) & self.bloom_mask] |= _bloom_bits(h)
 
     cdef inline bint _maybe_token(self, uint64_t h) noexcept nogil:
@@ -597,7 +610,8 @@ cdef class MergeTable:
     cdef inline Rank rank_of_hashed(self, const uint8_t* data, Py_ssize_t n, uint64_t head,
                                     uint64_t h) noexcept nogil:
         # No Bloom filter here: callers ask about whole pieces, which mostly are tokens.
-        return _probe(self.slots.data(), self.mask, h, head, data, n, self.blob.data(), self.token_start.data())
+        return _probe(self.slots.data(), self.mask, h, head, data, n, self.blob.data(), self.token_start.data(),
+                      self.length_mask)
 
     cdef int encode_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out) except -1 nogil:
         if n <= 0:     # a user pattern may match the empty string; it holds no tokens
