@@ -189,6 +189,20 @@ def test_bench_encode_quick_runs_every_section_with_bytebpe_and_tiktoken_and_no_
         assert all(0.04e6 < size <= 0.05e6 for size in result["slice_bytes"])
 
 
+def test_bench_collector_times_list_batches_with_the_collector_on_after_checking_ids(data_dir, corpus_dir):
+    pytest.importorskip("tiktoken")
+    finished = subprocess.run(
+        [sys.executable, str(BENCH_ENCODE.parent / "bench_collector.py"), "--mb", "0.05", "--batch-mb", "0.02",
+         "--repeat", "1", "--encodings", "cl100k_base", "--corpora", "code.txt", "--threads", "1", "2",
+         "--corpus-dir", str(corpus_dir)],
+        capture_output=True, text=True, env={**os.environ, "BYTEBPE_DATA_DIR": str(data_dir)}, timeout=300)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    rows = [line for line in finished.stdout.splitlines() if line.startswith("| cl100k_base | code.txt |")]
+    assert [row.split(" | ")[2] for row in rows] == ["1", "2"]
+    for row in rows:
+        assert float(row.split(" | ")[3]) > 0 and float(row.split(" | ")[4]) > 0    # bytebpe, tiktoken MB/s
+
+
 def test_bench_encode_times_each_library_in_a_process_of_its_own(data_dir, corpus_dir, tmp_path):
     # The default of a full run (--quick turns it off): bytebpe was measured 15-20% slower in a process where
     # another library had encoded text before it, so each library's timings run in a spawned interpreter.
