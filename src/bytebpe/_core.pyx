@@ -42,7 +42,7 @@ Per-call state (stack or the call's own vectors; nothing shared, no locks)
 
 Persistent state
 - PieceCache (`_piece_cache.h`): pieces -> ids across calls, bounded in bytes, sharded with a lock per
-  shard and lock-free misses, admitted on second sight; DEFAULT_PIECE_CACHE_BYTES says why 32 MiB, and
+  shard and lock-free misses, admitted on second sight; DEFAULT_PIECE_CACHE_BYTES says why 4 MiB, and
   _piece_cacheable which pieces it is asked for.
 
 Memory placement: the tables read at random on every piece (the token table, pair_merges, the merge
@@ -212,12 +212,16 @@ cdef enum:
 
 
 # The persistent piece cache's default bound, in bytes (BYTEBPE_PIECE_CACHE_BYTES overrides it; see
-# PieceCache and _piece_cache.h). Measured on cl100k_base, each docs_*.jsonl corpus (5 MB) encoded in 1 KB
-# calls: the hit rate stops growing at 4 MiB on English and code (50.5% / 51.2%, 7.2k / 7.4k pieces held,
-# 0.5 MiB used) and at 32 MiB on multilingual text (1 MiB 30.3%, 4 MiB 33.6%, 16 MiB 35.5%, 32 and 64 MiB
-# 36.0%, 37k pieces, 3.9 MiB used). A corpus ten times larger holds more distinct pieces; 32 MiB leaves
-# that room, and memory is only taken as pieces are stored.
-DEFAULT_PIECE_CACHE_BYTES = 32 * 1024 * 1024
+# PieceCache and _piece_cache.h). The pieces it takes (_piece_cacheable) fill little of it: the whole of
+# english_prose.txt (26 MB) in 1,000-character calls, cl100k: 70.5% hits at 4 MiB (27k pieces, 1.6 MiB
+# taken), 71.5% at 32 MiB; code.txt (16 MB) 67.6% / 67.8%; docs_english / docs_code.jsonl 46.6% / 45.0% at
+# both. A larger bound costs wall time even so: its Bloom filters, read at random by every lookup, grow
+# with it (128 KiB at 4 MiB, 1 MiB at 32 MiB) and fall out of L2. Three bounds alternating call by call on
+# one table after 2 MB of priming, 60 unseen 100k-character slices, cache on / off (medians): 4 MiB ahead
+# of 32 MiB in all 18 cells (cl100k and o200k, English, code and multilingual, 300-character and 4 KB
+# documents and whole calls), by 0.01-0.13; English whole calls 1.06 / 0.94 (cl100k), 1.07 / 1.00
+# (o200k); 8 and 16 MiB between the two.
+DEFAULT_PIECE_CACHE_BYTES = 4 * 1024 * 1024
 PIECE_CACHE_BYTES_ENV = "BYTEBPE_PIECE_CACHE_BYTES"
 
 

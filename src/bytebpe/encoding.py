@@ -401,7 +401,7 @@ class Encoding:
         The cache keeps the ids of pre-tokens that needed merging, across calls, so a word seen in any
         earlier call costs one lookup. It never changes ids. It belongs to the merge table, so the setting
         applies to every encoding sharing it (`with_special_tokens`, `with_pretokenizer`, the registry's
-        copy). The default is 32 MiB, or ``BYTEBPE_PIECE_CACHE_BYTES`` when set.
+        copy). The default is 4 MiB, or ``BYTEBPE_PIECE_CACHE_BYTES`` when set.
         """
         self._table.set_piece_cache_bytes(max_bytes)
 
