@@ -1,6 +1,7 @@
 """Batches and threads: results equal a serial loop, in order, and a long encode does not hold the GIL."""
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -123,3 +124,39 @@ def test_split_by_size_cuts_consecutive_runs_of_at_least_the_target_size():
         for chunk in chunks[:-1]:   # each chunk but the last ends with the text that brings it to the target
             assert sum(map(len, chunk)) >= target > sum(map(len, chunk[:-1]))
     assert batching.split_by_size([], 4) == []
+
+
+@pytest.mark.skipif(batching.pool_size() < 2, reason="needs two usable cores for two workers")
+def test_the_calling_thread_encodes_chunks_beside_the_pool_and_returns_after_every_chunk():
+    # map_chunks puts the caller to work as one of the workers; whatever it meets, it returns only once no
+    # pool thread is still inside a chunk (they read the batch's texts and write its results).
+    import time
+
+    lock = threading.Lock()
+    running = {"now": 0}
+    seen: list[tuple[int, bool]] = []
+
+    def encode_chunk(chunk, in_pool=False, fail_at=None):
+        with lock:
+            running["now"] += 1
+            seen.append((threading.get_ident(), in_pool))
+        try:
+            time.sleep(0.005)
+            if fail_at is not None and fail_at in chunk:
+                raise RuntimeError(f"chunk holding {fail_at}")
+            return list(chunk)
+        finally:
+            with lock:
+                running["now"] -= 1
+
+    texts = [f"{i:05d}" + "x" * 10_000 for i in range(64)]
+    chunks = batching.map_chunks(encode_chunk, texts, 2)
+    assert [text for chunk in chunks for text in chunk] == texts
+    assert all(in_pool for _, in_pool in seen)
+    assert threading.get_ident() in {ident for ident, _ in seen} and len({ident for ident, _ in seen}) == 2
+
+    for failing in (texts[0], texts[40], texts[-1]):
+        seen.clear()
+        with pytest.raises(RuntimeError, match=f"chunk holding {failing[:5]}"):
+            batching.map_chunks(lambda chunk, in_pool=False: encode_chunk(chunk, in_pool, failing), texts, 2)
+        assert running["now"] == 0

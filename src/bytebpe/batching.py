@@ -12,7 +12,7 @@ import itertools
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -91,10 +91,11 @@ def map_chunks(
 ) -> list[T]:
     """Apply `encode_chunk` to consecutive chunks of `texts` on at most `num_threads` pool threads.
 
-    Each of the `workers` tasks pulls the next chunk until none are left (so a slow chunk does not stall
-    the others); results are returned in input order whatever order they finish in. A chunk encoded on a
-    pool thread is passed ``in_pool=True``: work it must do with the GIL is then best done in short spells
-    (CoreBPE.encode_batch's `lists_per_group` says why and what it measured).
+    Each of the `workers` tasks (the calling thread is one) pulls the next chunk until none are left (so a
+    slow chunk does not stall the others); results are returned in input order whatever order they finish
+    in. Every chunk is passed ``in_pool=True``: with other threads encoding beside it, work it must do with
+    the GIL is best done in short spells (CoreBPE.encode_batch's `lists_per_group` says why and what it
+    measured).
     """
     workers = min(checked_num_threads(num_threads), pool_size())
     total = sum(map(len, texts))
@@ -105,11 +106,14 @@ def map_chunks(
     errors: dict[int, BaseException] = {}
     next_chunk = iter(range(len(chunks)))
     take_lock = threading.Lock()
+    abandoned = threading.Event()   # the calling thread left its work by an exception of its own
 
     def work() -> None:
         while True:
             with take_lock:
-                index = next(next_chunk, None)
+                # After a failure no new chunk is started: every chunk before the failed one was taken
+                # already (they are taken in order), so the error to raise is settled.
+                index = None if errors or abandoned.is_set() else next(next_chunk, None)
             if index is None:
                 return
             try:
@@ -118,10 +122,19 @@ def map_chunks(
                 errors[index] = error
                 return
 
-    pool = shared_pool()
-    futures: list[Future[None]] = [pool.submit(work) for _ in range(min(workers, len(chunks)))]
-    for future in futures:
-        future.result()
+    # The calling thread works as one of the workers rather than sleeping until the pool is done: one thread
+    # hand-off less at the start. 2 threads, 1 MB batches of 1-4 KB documents, the two ways alternating
+    # (40 rounds, steal time ~30% on this VM): cl100k / o200k English and code, list and numpy, 0.98-1.12x,
+    # median 1.03x. It returns only when no pool thread is in a chunk any more, whatever happened to it (a
+    # Ctrl-C or SIGTERM arrives on this thread): they read the batch's texts and write its results.
+    futures: list[Future[None]] = [shared_pool().submit(work) for _ in range(min(workers, len(chunks)) - 1)]
+    try:
+        work()
+    except BaseException:
+        abandoned.set()
+        raise
+    finally:
+        wait(futures)
     if errors:
         # The error of the earliest text, as a serial loop would raise it: chunks are taken in order, so
         # every chunk before the earliest failing one was finished by its worker.
