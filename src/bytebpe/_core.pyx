@@ -906,13 +906,13 @@ cdef inline bint _piece_cacheable(const uint8_t* piece, Py_ssize_t size) noexcep
 
     Not for pieces longer than PIECE_CACHE_MAX_PIECE, nor for pieces that end in a byte of a multi-byte
     character: words of Cyrillic, Greek, Arabic, CJK and other scripts beyond Latin (a word of Latin letters
-    with accents mostly ends in an ASCII letter). Such text brings ~15x more pieces to merge per character
+    with accents mostly ends in an ASCII letter). Such text sends ~15x more pieces to the cache per character
     than English (cl100k, 100k characters: multilingual 16,000, English 800, code 1,200), so the cache's
-    working set outgrew the CPU's L2 and a hit, at 60-70% hits, cost about what a merge does. Cache on /
-    off, alternating call by call on one table after 2 MB of priming, 20 unseen 100k-character slices
-    (medians): multilingual 0.77-0.93x for every call size and encoding with these pieces cached, 0.93-1.01x
-    without; English and code 300-character and 4 KB documents 1.07-1.19x and whole 100k-character calls
-    0.93-1.07x, both ways (they hold almost no such pieces)."""
+    working set outgrew the CPU's L2 and a hit, at 40-70% hits, cost about what a merge does. Cache on /
+    off, alternating call by call on one table after 2 MB of priming, 40 unseen 100k-character slices
+    (medians), in 300-character documents, 4 KB documents and whole calls: multilingual text 0.84-0.87x
+    (cl100k), 0.86-0.88x (o200k), 0.77-0.82x (gpt2) with these pieces cached, 0.95-0.98x without. English
+    and code make the same lookups either way (they hold almost no such pieces)."""
     return size <= PIECE_CACHE_MAX_PIECE and piece[size - 1] < 0x80
 
 
