@@ -135,12 +135,18 @@ def test_the_calling_thread_encodes_chunks_beside_the_pool_and_returns_after_eve
     lock = threading.Lock()
     running = {"now": 0}
     seen: list[tuple[int, bool]] = []
+    # Each thread's first chunk waits here for the other thread's: both must take part (a thread that never
+    # came would break the barrier after its timeout and fail the test, not hang it).
+    both_started = threading.Barrier(2, timeout=30)
 
     def encode_chunk(chunk, in_pool=False, fail_at=None):
         with lock:
             running["now"] += 1
+            first_of_its_thread = threading.get_ident() not in {ident for ident, _ in seen}
             seen.append((threading.get_ident(), in_pool))
         try:
+            if fail_at is None and first_of_its_thread:
+                both_started.wait()
             time.sleep(0.005)
             if fail_at is not None and fail_at in chunk:
                 raise RuntimeError(f"chunk holding {fail_at}")

@@ -216,11 +216,11 @@ cdef enum:
 # english_prose.txt (26 MB) in 1,000-character calls, cl100k: 70.5% hits at 4 MiB (27k pieces, 1.6 MiB
 # taken), 71.5% at 32 MiB; code.txt (16 MB) 67.6% / 67.8%; docs_english / docs_code.jsonl 46.6% / 45.0% at
 # both. A larger bound costs wall time even so: its Bloom filters, read at random by every lookup, grow
-# with it (128 KiB at 4 MiB, 1 MiB at 32 MiB) and fall out of L2. Three bounds alternating call by call on
-# one table after 2 MB of priming, 60 unseen 100k-character slices, cache on / off (medians): 4 MiB ahead
-# of 32 MiB in all 18 cells (cl100k and o200k, English, code and multilingual, 300-character and 4 KB
-# documents and whole calls), by 0.01-0.13; English whole calls 1.06 / 0.94 (cl100k), 1.07 / 1.00
-# (o200k); 8 and 16 MiB between the two.
+# with it (128 KiB at 4 MiB, 1 MiB at 32 MiB) and fall out of L2. A 4 MiB cache, a 32 MiB cache and none
+# alternating call by call on one table after 2 MB of priming, 60 unseen 100k-character slices, cache on /
+# off (medians): 4 MiB ahead of 32 MiB in all 18 cells (cl100k and o200k, English, code and multilingual,
+# 300-character and 4 KB documents and whole calls), by 0.01-0.13; English whole calls 1.06 / 0.94
+# (cl100k), 1.07 / 1.00 (o200k). 8 and 16 MiB, in another such run, fell between the two.
 DEFAULT_PIECE_CACHE_BYTES = 4 * 1024 * 1024
 PIECE_CACHE_BYTES_ENV = "BYTEBPE_PIECE_CACHE_BYTES"
 
