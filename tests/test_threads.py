@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -130,8 +131,6 @@ def test_split_by_size_cuts_consecutive_runs_of_at_least_the_target_size():
 def test_the_calling_thread_encodes_chunks_beside_the_pool_and_returns_after_every_chunk():
     # map_chunks puts the caller to work as one of the workers; whatever it meets, it returns only once no
     # pool thread is still inside a chunk (they read the batch's texts and write its results).
-    import time
-
     lock = threading.Lock()
     running = {"now": 0}
     seen: list[tuple[int, bool]] = []

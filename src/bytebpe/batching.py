@@ -106,14 +106,14 @@ def map_chunks(
     errors: dict[int, BaseException] = {}
     next_chunk = iter(range(len(chunks)))
     take_lock = threading.Lock()
-    abandoned = threading.Event()   # the calling thread left its work by an exception of its own
+    caller_stopped = threading.Event()  # the calling thread takes no more chunks (none left, or it was interrupted)
 
     def work() -> None:
         while True:
             with take_lock:
                 # After a failure no new chunk is started: every chunk before the failed one was taken
                 # already (they are taken in order), so the error to raise is settled.
-                index = None if errors or abandoned.is_set() else next(next_chunk, None)
+                index = None if errors or caller_stopped.is_set() else next(next_chunk, None)
             if index is None:
                 return
             try:
@@ -131,15 +131,9 @@ def map_chunks(
     futures: list[Future[None]] = [shared_pool().submit(work) for _ in range(min(workers, len(chunks)) - 1)]
     try:
         work()
-    except BaseException:
-        abandoned.set()
-        raise
     finally:
-        try:
-            wait(futures)
-        except BaseException:
-            abandoned.set()
-            raise
+        caller_stopped.set()    # changes nothing once work() has run out of chunks
+        wait(futures)
     if errors:
         # The error of the earliest text, as a serial loop would raise it: chunks are taken in order, so
         # every chunk before the earliest failing one was finished by its worker.
