@@ -37,16 +37,18 @@ MergeTable (the vocabulary; shared read-only by every thread)
 
 Per-call state (stack or the call's own vectors; nothing shared, no locks)
 - MergeCache: recently merged pieces -> ids for one call (83% of the bytes needing merges in English prose
-  belong to a piece seen earlier in the same text), direct-mapped on the hash the whole lookup computed.
+  belong to a piece seen earlier in the same text), direct-mapped on the hash the whole lookup computed,
+  for the pieces the persistent cache does not take (`_piece_cacheable`); and the call's pair memo.
 - `_encode_scanned`: the fused loop for compiled scanners: scan SCAN_BATCH pieces, look up, merge, append.
 
 Persistent state
-- PieceCache (`_piece_cache.h`): pieces -> ids across calls, bounded in bytes, sharded with a lock per
-  shard and lock-free misses, admitted on second sight; DEFAULT_PIECE_CACHE_BYTES says why 4 MiB, and
-  _piece_cacheable which pieces it is asked for.
+- PieceCache (`_piece_cache.h`): pieces -> ids across calls, bounded in bytes: one cache line per entry
+  with the piece and its ids inline, a sequence lock per entry (no lock on a lookup), stored on first
+  sight, replaced by a CLOCK per pair of entries; DEFAULT_PIECE_CACHE_BYTES says why 4 MiB, and
+  _piece_cacheable which pieces it takes.
 
 Memory placement: the tables read at random on every piece (the token table, pair_merges, the merge
-cache's slots, the piece cache's filters) are allocated on huge pages where the kernel allows
+cache's slots, the piece cache's table) are allocated on huge pages where the kernel allows
 (`_huge_pages.h`, TableAllocator): on 4 KiB pages their lookups also missed the TLB.
 
 CoreBPE (an encoding: a MergeTable plus special tokens and decoding)
@@ -121,11 +123,12 @@ cdef extern from "_piece_cache.h" namespace "bytebpe" nogil:
     # The persistent piece cache (the header explains its structure, admission rule and locking).
     cdef cppclass PieceCacheCore "bytebpe::PieceCache":
         PieceCacheCore(size_t max_bytes) except +
-        int lookup(uint64_t h, const uint8_t* data, uint32_t n, uint32_t* ids) noexcept
-        void insert(uint64_t h, const uint8_t* data, uint32_t n, const uint32_t* ids, uint32_t n_ids) noexcept
+        int lookup(uint64_t h, const uint64_t* key, uint32_t n, uint32_t* ids) noexcept
+        int insert(uint64_t h, const uint64_t* key, uint32_t n, const uint32_t* ids, uint32_t n_ids) noexcept
         void stats(PieceCacheStats* out) noexcept
         void reset_after_fork() noexcept
-        void count_lookups(uint64_t n) noexcept
+        void add_counts(uint64_t lookups, uint64_t hits, uint64_t admitted, uint64_t evictions) noexcept
+        void prefetch(uint64_t h) noexcept
     cdef struct PieceCacheStats "bytebpe::PieceCacheStats":
         size_t max_bytes
         size_t bytes
@@ -133,10 +136,14 @@ cdef extern from "_piece_cache.h" namespace "bytebpe" nogil:
         uint64_t lookups
         uint64_t hits
         uint64_t admitted
-        uint64_t turnovers
+        uint64_t evictions
     const uint32_t PIECE_CACHE_MAX_PIECE
+    const uint32_t PIECE_CACHE_MAX_IDS
+    const uint32_t PIECE_CACHE_KEY_WORDS
     const int PIECE_CACHE_MISS
-    const int PIECE_CACHE_ADMIT
+    const int PIECE_CACHE_DECLINED
+    const int PIECE_CACHE_REPLACED
+    void piece_cache_key(const uint8_t* data, uint32_t n, size_t readable, uint64_t* key) noexcept
 
 
 # Pieces up to this many bytes merge by flat scan; longer ones by heap. Measured on the real vocabularies:
@@ -171,17 +178,6 @@ cdef enum:
 # Dense id tables are allowed to be at most this many times (plus a constant) larger than the token count.
 cdef enum:
     MAX_ID_SPARSITY = 64
-# When the persistent piece cache has answered fewer than 1 in PIECE_CACHE_POOR_HIT_RATE of a call's first
-# PIECE_CACHE_SAMPLE_AFTER lookups or more, the call looks up only 1 in PIECE_CACHE_SAMPLING pieces from then
-# on (a miss costs a cache line; the lookups of a call on text the cache has not seen mostly miss). Pieces
-# met twice within the call are still all stored: that is how a cold cache learns (sampling the stores
-# too saved a little more on such a call, but a cache primed by one large call then held a third less:
-# 19% hits instead of 27% on English). 1 in 8 is about where the lookups pay (callgrind, cl100k, one call
-# of 0.5 MB after 2 MB of priming: code.txt at 13% hits +0.8%, English at 27% 0 to -1%).
-cdef enum:
-    PIECE_CACHE_SAMPLE_AFTER = 4096
-    PIECE_CACHE_POOR_HIT_RATE = 8
-    PIECE_CACHE_SAMPLING = 4
 # The table's character starts (_merge_char_starts.pxi) are built once this many characters of text that is
 # not all ASCII have been encoded with it. The build reads every token: 22.8M instructions on o200k_base,
 # 9.2M on cl100k_base (callgrind; 3-9 ms), which a program that encodes one short string should not pay.
@@ -196,6 +192,17 @@ cdef enum:
 cdef enum:
     NUMPY_COPY_MAX_IDS = 4096
 
+# Calls (and batch groups, BATCH_GROUP_BYTES) of up to this many bytes send the pieces that end in a byte of a
+# multi-byte character (words of Cyrillic, Greek, Arabic, CJK, ...) to the persistent piece cache; larger
+# calls send them to the call's own merge cache (_piece_cacheable). Unseen multilingual text after 2 MB of
+# priming, whole 1 MB calls: through the persistent cache 0.75-0.95x as fast as through the call's (cl100k and
+# o200k, list and numpy, five slices each; its entries prefetched a batch ahead, 0.85-0.95x); the call's
+# cache, made for one call, stores every piece and points into the text. Loops over documents, where the
+# call's cache cannot carry a word from one document to the next: 300 characters 1.03-1.39x, 4,000 1.05-1.34x,
+# 30,000 1.00-1.13x, 100,000 (~250 KB) 0.95-1.07x; batches of 1-4 KB documents (64 KB groups) 1.00-1.26x
+# on one thread and 0.98-1.37x on two.
+cdef enum:
+    MULTIBYTE_PERSIST_MAX_CALL_BYTES = 131072
 # The merge cache (see MergeCache): at most this many slots, at least one per CACHE_BYTES_PER_SLOT bytes of
 # input (so clearing it costs ~1% of encoding the input), and the ids it may hold before starting afresh.
 cdef enum:
@@ -212,15 +219,13 @@ cdef enum:
 
 
 # The persistent piece cache's default bound, in bytes (BYTEBPE_PIECE_CACHE_BYTES overrides it; see
-# PieceCache and _piece_cache.h). The pieces it takes (_piece_cacheable) fill little of it: the whole of
-# english_prose.txt (26 MB) in 1,000-character calls, cl100k: 70.5% hits at 4 MiB (27k pieces, 1.6 MiB
-# taken), 71.5% at 32 MiB; code.txt (16 MB) 67.6% / 67.8%; docs_english / docs_code.jsonl 46.6% / 45.0% at
-# both. A larger bound costs wall time even so: its Bloom filters, read at random by every lookup, grow
-# with it (128 KiB at 4 MiB, 1 MiB at 32 MiB) and fall out of L2. A 4 MiB cache, a 32 MiB cache and none
-# alternating call by call on one table after 2 MB of priming, 60 unseen 100k-character slices, cache on /
-# off (medians): 4 MiB ahead of 32 MiB in all 18 cells (cl100k and o200k, English, code and multilingual,
-# 300-character and 4 KB documents and whole calls), by 0.01-0.13; English whole calls 1.06 / 0.94
-# (cl100k), 1.07 / 1.00 (o200k). 8 and 16 MiB, in another such run, fell between the two.
+# PieceCache and _piece_cache.h): 65,536 entries. cl100k, hits over every lookup, 4 MiB / 32 MiB: the whole
+# of english_prose.txt (26 MB) in 1,000-character calls 80.2% / 82.1% (45,696 entries held at 4 MiB);
+# code.txt 83.4% / 84.2%; docs_english, docs_code, docs_multilingual.jsonl (one call per document) 68.6 /
+# 68.9%, 73.4 / 73.7%, 54.3 / 57.7%. A larger table costs wall time even so: its pages are zeroed as they
+# are first touched and its lines fall out of the CPU's caches. 4 MiB against 16 MiB, unseen slices after
+# 2 MB of priming (five whole 1 MB calls, three loops of 4,000-character documents): English 1.00-1.28x,
+# multilingual 0.97-1.05x (cl100k and o200k).
 DEFAULT_PIECE_CACHE_BYTES = 4 * 1024 * 1024
 PIECE_CACHE_BYTES_ENV = "BYTEBPE_PIECE_CACHE_BYTES"
 
@@ -558,15 +563,16 @@ cdef class MergeTable:
 
     def piece_cache_info(self):
         """The piece cache's figures as a dict: max_bytes, bytes (allocated now, never above max_bytes),
-        entries, lookups, hits, admitted, turnovers (generations emptied). All zero when it is off."""
+        entries, lookups, hits, admitted (pieces stored), evictions (entries replaced to store one). All zero
+        when it is off."""
         cdef PieceCache cache = self.current_piece_cache()
         cdef PieceCacheStats stats
         if cache is None:
-            return dict(max_bytes=0, bytes=0, entries=0, lookups=0, hits=0, admitted=0, turnovers=0)
-        with nogil:     # stats() takes each shard's lock, which a thread without the GIL may hold
+            return dict(max_bytes=0, bytes=0, entries=0, lookups=0, hits=0, admitted=0, evictions=0)
+        with nogil:     # stats() reads every entry: threads without the GIL go on meanwhile
             cache.core.stats(&stats)
         return dict(max_bytes=stats.max_bytes, bytes=stats.bytes, entries=stats.entries, lookups=stats.lookups,
-                    hits=stats.hits, admitted=stats.admitted, turnovers=stats.turnovers)
+                    hits=stats.hits, admitted=stats.admitted, evictions=stats.evictions)
 
     def to_dict(self):
         """The tokens as a new ``dict[bytes, int]`` (token bytes -> rank)."""
@@ -858,40 +864,43 @@ cdef struct CachedPiece:
     uint32_t length
     uint32_t ids_start      # its ids are MergeCache.ids[ids_start : ids_start + ids_count]
     uint32_t ids_count
-    uint32_t offer          # merged by this call and not taken by the persistent cache (a first sight):
-                            # a second sight within the call offers it there
 
 
 cdef cppclass MergeCache:
-    # The ids of recently merged pieces. Words repeat (Zipf): in English prose 83% of the bytes that need
-    # merging belong to a piece seen before in the same text, in multilingual text 44%, and a hit costs one
-    # compare instead of a merge. Direct-mapped on the piece hash that the whole-piece lookup computed
-    # anyway; it lives for one call and points into that call's text, so it needs no locking or copies.
+    # The ids of recently merged pieces that the persistent piece cache does not take (longer than
+    # PIECE_CACHE_MAX_PIECE, of other scripts in large calls, turned away, or every piece when it is off:
+    # _piece_cacheable, _encode_scanned). Words repeat (Zipf): in English prose 83% of
+    # the bytes that need merging belong to a piece seen before in the same text, in multilingual text 44%,
+    # and a hit costs one compare instead of a merge. Direct-mapped on the piece hash that the whole-piece
+    # lookup computed anyway; it lives for one call and points into that call's text, so it needs no locking
+    # or copies.
     vector[CachedPiece, TableAllocator[CachedPiece]] slots     # 2 MiB for a call of 64 KB or more
     vector[Rank] ids
     uint64_t mask
     vector[PairMemoEntry] memo_entries     # the pair memo of the merge loop, for the same call
     PairMemo memo
-    # This call's use of the persistent piece cache (see _encode_scanned): pieces that could have been
-    # looked up there, lookups made, and hits.
-    uint64_t considered
+    # This call's use of the persistent piece cache (see _encode_scanned), added to its counts at the end.
     uint64_t lookups
     uint64_t hits
+    uint64_t admitted
+    uint64_t evictions
+    bint declined       # the persistent cache turned a piece away: this cache holds it, and is asked too
     # The call's input size: the tables above are sized from it when the first piece needs them
     # (_encode_scanned), so that a call whose pieces are all whole tokens never allocates them.
     Py_ssize_t input_bytes
 
 
-cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil:
-    """Empty the cache, sized for an input of `input_bytes`."""
+cdef inline uint64_t _cache_capacity(Py_ssize_t input_bytes) noexcept nogil:
     cdef uint64_t capacity = 16
     while capacity < CACHE_MAX_SLOTS and capacity * CACHE_BYTES_PER_SLOT < <uint64_t>input_bytes:
         capacity <<= 1
-    cache.mask = capacity - 1
-    cache.slots.assign(capacity, CachedPiece(0, NULL, 0, 0, 0, 0))
-    cache.ids.clear()
-    # The pair memo: two entries per cache slot, so that clearing both stays ~1% of the encoding work, up to
-    # MEMO_MAX_BITS.
+    return capacity
+
+
+cdef int _make_memo(MergeCache& cache) except -1 nogil:
+    """The call's pair memo, sized for its input: two entries per merge-cache slot it would have, so that
+    clearing it stays ~1% of the encoding work, up to MEMO_MAX_BITS."""
+    cdef uint64_t capacity = _cache_capacity(cache.input_bytes)
     cdef int bits = 2
     while (1ULL << bits) < 2 * capacity and bits < MEMO_MAX_BITS:
         bits += 1
@@ -901,24 +910,51 @@ cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil
     return 0
 
 
-cdef inline bint _piece_cacheable(const uint8_t* piece, Py_ssize_t size) noexcept nogil:
-    """Whether the persistent piece cache is asked for (and may store) this piece, which needs merging.
-
-    Not for pieces longer than PIECE_CACHE_MAX_PIECE, nor for pieces that end in a byte of a multi-byte
-    character: words of Cyrillic, Greek, Arabic, CJK and other scripts beyond Latin (a word of Latin letters
-    with accents mostly ends in an ASCII letter). Such text sends ~15x more pieces to the cache per character
-    than English (cl100k, 100k characters: multilingual 16,000, English 800, code 1,200), so the cache's
-    working set outgrew the CPU's L2 and a hit, at 40-70% hits, cost about what a merge does. Cache on /
-    off, alternating call by call on one table after 2 MB of priming, 40 unseen 100k-character slices
-    (medians), in 300-character documents, 4 KB documents and whole calls: multilingual text 0.84-0.87x
-    (cl100k), 0.86-0.88x (o200k), 0.77-0.82x (gpt2) with these pieces cached, 0.95-0.98x without. English
-    and code make the same lookups either way (they hold almost no such pieces)."""
-    return size <= PIECE_CACHE_MAX_PIECE and piece[size - 1] < 0x80
+cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil:
+    """Empty the merge cache's slots, sized for an input of `input_bytes`."""
+    cdef uint64_t capacity = _cache_capacity(input_bytes)
+    cache.mask = capacity - 1
+    cache.slots.assign(capacity, CachedPiece(0, NULL, 0, 0, 0))
+    cache.ids.clear()
+    return 0
 
 
-cdef inline bint _piece_cache_useful(const MergeCache& cache) noexcept nogil:
-    """Whether the call still looks up every piece: see PIECE_CACHE_SAMPLE_AFTER."""
-    return cache.lookups < PIECE_CACHE_SAMPLE_AFTER or cache.hits * PIECE_CACHE_POOR_HIT_RATE >= cache.lookups
+cdef inline bint _piece_cacheable(const uint8_t* piece, Py_ssize_t size, bint any_script) noexcept nogil:
+    """Whether a piece of 3+ bytes that needs merging goes to the persistent piece cache; the others go to
+    the call's merge cache.
+
+    Not pieces longer than PIECE_CACHE_MAX_PIECE; nor, unless `any_script`, pieces that end in a byte of a
+    multi-byte character: words of Cyrillic, Greek, Arabic, CJK and other scripts beyond Latin (a word of
+    Latin letters with accents mostly ends in an ASCII letter). See MULTIBYTE_PERSIST_MAX_CALL_BYTES."""
+    return size <= PIECE_CACHE_MAX_PIECE and (any_script or piece[size - 1] < 0x80)
+
+
+cdef inline int _piece_cache_lookup(PieceCacheCore* pieces, uint64_t h, const uint64_t* key, Py_ssize_t size,
+                                    vector[Rank]& out, MergeCache& cache) except -1 nogil:
+    """Append the ids the persistent cache holds for the piece (key, size) to `out`: 1, or 0 on a miss."""
+    cdef Rank found_ids[PIECE_CACHE_MAX_IDS]
+    cdef int found = pieces.lookup(h, key, <uint32_t>size, found_ids)
+    cdef int t
+    cache.lookups += 1
+    if found < 0:
+        return 0
+    cache.hits += 1
+    # push_back, not insert: insert called memmove for every hit's few ids (8% of a warm English call).
+    for t in range(found):
+        out.push_back(found_ids[t])
+    return 1
+
+
+cdef inline bint _piece_cache_offer(PieceCacheCore* pieces, uint64_t h, const uint64_t* key, Py_ssize_t size,
+                                    const Rank* ids, size_t n_ids, MergeCache& cache) noexcept nogil:
+    """Offer a piece just merged to the persistent cache, counting what it did: whether it was stored."""
+    cdef int stored
+    if n_ids > PIECE_CACHE_MAX_IDS:
+        return False
+    stored = pieces.insert(h, key, <uint32_t>size, ids, <uint32_t>n_ids)
+    cache.admitted += stored != PIECE_CACHE_DECLINED
+    cache.evictions += stored == PIECE_CACHE_REPLACED
+    return stored != PIECE_CACHE_DECLINED
 
 
 cdef inline int _reserve_for(vector[Rank]& out, Py_ssize_t text_bytes) except -1:
@@ -943,23 +979,26 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
     so a first pass hashes every piece of the batch and prefetches its slots, and the lookups of the second
     pass then find them in cache instead of waiting on each miss in turn.
 
-    A piece to merge is looked for in the call's merge cache, then in the persistent cache `pieces` (NULL
-    when off), and only then merged.
+    A piece to merge of up to PIECE_CACHE_MAX_PIECE bytes is looked for in the persistent cache `pieces`
+    (NULL when off), merged on a miss and offered to it; other pieces go through the call's merge cache.
 
     Returns -1, or the offset of a piece holding a byte the vocabulary lacks.
     """
     cdef Py_ssize_t piece_ends[SCAN_BATCH]
-    cdef Rank found_ids[PIECE_CACHE_MAX_PIECE]
     # Ids of whole-token pieces, appended to `out` in one copy per batch (or before a piece that merges).
     cdef Rank whole_ids[SCAN_BATCH]
     cdef Py_ssize_t waiting = 0
-    cdef int found
     cdef uint64_t heads[SCAN_BATCH]
     cdef uint64_t hashes[SCAN_BATCH]
+    cdef uint64_t key[PIECE_CACHE_KEY_WORDS]
     cdef Py_ssize_t start = 0, end, count, k, size
     cdef size_t before
-    cdef bint cacheable
     cdef Rank rank
+    cdef bint persist
+    # Pieces of every script go to the persistent cache in calls (or batch groups) of up to
+    # MULTIBYTE_PERSIST_MAX_CALL_BYTES; in larger ones, those ending in a multi-byte character go to the
+    # call's own cache.
+    cdef bint any_script = pieces != NULL and cache.input_bytes <= MULTIBYTE_PERSIST_MAX_CALL_BYTES
     cdef CachedPiece* cached
     cdef const Slot* slots = table.slots.data()
     cdef const Slot* slot
@@ -974,6 +1013,9 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
             else:   # longer than any token: the lookup below misses (no slot has this length)
                 heads[k] = hashes[k] = 0
             __builtin_prefetch(slots + (hashes[k] & table.mask))
+            # A piece of another script mostly needs merging: its piece-cache entries are fetched now too.
+            if any_script and 3 <= size <= PIECE_CACHE_MAX_PIECE and data[end + size - 1] >= 0x80:
+                pieces.prefetch(hashes[k])
             end = piece_ends[k]
         for k in range(count):
             end = piece_ends[k]
@@ -997,40 +1039,41 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
             if waiting:
                 out.insert(out.end(), whole_ids, whole_ids + waiting)
                 waiting = 0
-            if cache.slots.empty():     # the call's first piece that is not a token: its merge cache is made now
-                _reset_cache(cache, cache.input_bytes)
+            if cache.memo_entries.empty():  # the call's first piece that is not a token: its memo is made now
+                _make_memo(cache)
             # One or two bytes merge faster than a cache lookup; a piece longer than any token is too rare.
             if size <= 2 or size > table.max_token_len:
                 if table.merge_piece(data + start, size, out, &cache.memo):
                     return start
                 start = end
                 continue
-            cached = &cache.slots[hashes[k] & cache.mask]
-            if cached.hash == hashes[k] and cached.length == size and _same_bytes(cached.piece, data + start, size):
-                out.insert(out.end(), cache.ids.begin() + cached.ids_start,
-                           cache.ids.begin() + cached.ids_start + cached.ids_count)
-                if cached.offer:    # its second sight: the persistent cache takes it now
-                    cached.offer = 0
-                    pieces.insert(hashes[k], data + start, <uint32_t>size, cache.ids.data() + cached.ids_start,
-                                  cached.ids_count)
-                start = end
-                continue
+            persist = pieces != NULL and _piece_cacheable(data + start, size, any_script)
+            if persist:
+                piece_cache_key(data + start, <uint32_t>size, <size_t>(n - start), key)
+                if _piece_cache_lookup(pieces, hashes[k], key, size, out, cache):
+                    start = end
+                    continue
+            if not persist or cache.declined:
+                if cache.slots.empty():     # the call's first piece for its merge cache: made now
+                    _reset_cache(cache, cache.input_bytes)
+                cached = &cache.slots[hashes[k] & cache.mask]
+                if cached.hash == hashes[k] and cached.length == size and _same_bytes(cached.piece, data + start, size):
+                    out.insert(out.end(), cache.ids.begin() + cached.ids_start,
+                               cache.ids.begin() + cached.ids_start + cached.ids_count)
+                    start = end
+                    continue
             before = out.size()
-            found = PIECE_CACHE_MISS
-            cacheable = pieces != NULL and _piece_cacheable(data + start, size)
-            if cacheable:
-                cache.considered += 1
-                if _piece_cache_useful(cache) or cache.considered % PIECE_CACHE_SAMPLING == 0:
-                    found = pieces.lookup(hashes[k], data + start, <uint32_t>size, found_ids)
-                    cache.lookups += 1
-                    cache.hits += found >= 0
-            if found >= 0:
-                out.insert(out.end(), found_ids, found_ids + found)
-            elif table.merge_piece(data + start, size, out, &cache.memo):
+            if table.merge_piece(data + start, size, out, &cache.memo):
                 return start
-            elif found == PIECE_CACHE_ADMIT:
-                pieces.insert(hashes[k], data + start, <uint32_t>size, out.data() + before,
-                              <uint32_t>(out.size() - before))
+            if persist:
+                if _piece_cache_offer(pieces, hashes[k], key, size, out.data() + before, out.size() - before, cache):
+                    start = end
+                    continue
+                # Turned away: the call's own cache keeps it, and is asked from now on after the persistent one.
+                cache.declined = True
+                if cache.slots.empty():
+                    _reset_cache(cache, cache.input_bytes)
+                cached = &cache.slots[hashes[k] & cache.mask]
             if cache.ids.size() + (out.size() - before) > CACHE_MAX_IDS:
                 _reset_cache(cache, n)
                 cached = &cache.slots[hashes[k] & cache.mask]
@@ -1039,8 +1082,6 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
             cached.length = <uint32_t>size
             cached.ids_start = <uint32_t>cache.ids.size()
             cached.ids_count = <uint32_t>(out.size() - before)
-            # A first sight, merged here: offer it to the persistent cache if the call meets it again.
-            cached.offer = cacheable and found == PIECE_CACHE_MISS
             cache.ids.insert(cache.ids.end(), out.begin() + before, out.end())
             start = end
         out.insert(out.end(), whole_ids, whole_ids + waiting)
@@ -1156,29 +1197,29 @@ cdef class CoreBPE:
                                  PieceCacheCore* pieces) except -1 nogil:
         cdef Py_ssize_t i, size
         cdef size_t before
-        cdef uint64_t h = 0, lookups = 0
-        cdef int found
-        cdef Rank found_ids[PIECE_CACHE_MAX_PIECE]
+        cdef uint64_t h = 0
+        cdef uint64_t key[PIECE_CACHE_KEY_WORDS]
+        cdef bint cacheable
+        cdef MergeCache counts      # only its counts: this path has no call cache
+        counts.lookups = counts.hits = counts.admitted = counts.evictions = 0
         for i in range(count):
             if spans[i].rank != NO_RANK:
                 out.push_back(spans[i].rank)
                 continue
             size = spans[i].size
-            found = PIECE_CACHE_MISS
-            if pieces != NULL and size >= 3 and _piece_cacheable(spans[i].data, size):
+            cacheable = pieces != NULL and size >= 3 and _piece_cacheable(spans[i].data, size, True)
+            if cacheable:
                 h = _hash_bytes(_head_word(spans[i].data, size), spans[i].data, size)
-                found = pieces.lookup(h, spans[i].data, <uint32_t>size, found_ids)
-                lookups += 1
-            if found >= 0:
-                out.insert(out.end(), found_ids, found_ids + found)
-                continue
+                piece_cache_key(spans[i].data, <uint32_t>size, <size_t>size, key)
+                if _piece_cache_lookup(pieces, h, key, size, out, counts):
+                    continue
             before = out.size()
             if self.table.merge_piece(spans[i].data, size, out, NULL):
                 return 1 + i    # which span failed, so the caller can name it
-            if found == PIECE_CACHE_ADMIT:
-                pieces.insert(h, spans[i].data, <uint32_t>size, out.data() + before, <uint32_t>(out.size() - before))
+            if cacheable:
+                _piece_cache_offer(pieces, h, key, size, out.data() + before, out.size() - before, counts)
         if pieces != NULL:
-            pieces.count_lookups(lookups)
+            pieces.add_counts(counts.lookups, counts.hits, counts.admitted, counts.evictions)
         return 0
 
     cdef Py_ssize_t _merge_texts(self, vector[Span]& spans, vector[Py_ssize_t]& text_ends, vector[Rank]& out,
@@ -1232,7 +1273,8 @@ cdef class CoreBPE:
         # Made on first use (_encode_scanned): allocating and clearing it was ~600 of the ~7,900 instructions
         # of encode("hello world"), whose pieces are whole tokens.
         cache.input_bytes = total_bytes
-        cache.considered = cache.lookups = cache.hits = 0
+        cache.lookups = cache.hits = cache.admitted = cache.evictions = 0
+        cache.declined = False
         cache.memo.char_starts = char_starts
         for i in range(<Py_ssize_t>text_ends.size()):
             for k in range(begin, text_ends[i]):
@@ -1246,7 +1288,7 @@ cdef class CoreBPE:
             offsets.push_back(out.size())
             begin = text_ends[i]
         if pieces != NULL:
-            pieces.count_lookups(cache.lookups)
+            pieces.add_counts(cache.lookups, cache.hits, cache.admitted, cache.evictions)
         return -1
 
     cdef int _scan_group(self, PatternKind kind, vector[Span]& segments, vector[Py_ssize_t]& text_ends,

@@ -31,10 +31,10 @@ class PieceCacheInfo(NamedTuple):
     max_bytes: int      # the bound
     bytes: int          # allocated now, never above max_bytes
     entries: int        # pieces held
-    lookups: int        # pieces that needed merging and were looked for (not found in the call's own cache)
+    lookups: int        # pieces that needed merging and were looked for
     hits: int           # of those, found
-    admitted: int       # pieces stored (on their second sight)
-    turnovers: int      # generations emptied to make room
+    admitted: int       # pieces stored (offered on their first sight, merged)
+    evictions: int      # of those, stored in place of an entry not hit since it came
 
 
 class Encoding:
