@@ -14,7 +14,7 @@ Ids are checked equal.
     BYTEBPE_DATA_DIR=../shared/vocab python benchmarks/bench_piece_cache.py --quick    # ~30 s
 
 Printed: throughput ratios to tiktoken (median over the slices), and the persistent cache's hit rate
-(hits / lookups: the pieces that needed merging and were not already in the call's own cache).
+(hits / lookups: the pieces that needed merging and that the persistent cache takes).
 """
 from __future__ import annotations
 

@@ -248,6 +248,24 @@ def test_many_threads_on_one_encoding_while_the_cache_is_replaced(data_dir, tik,
     assert not failures
 
 
+def test_threads_contending_for_a_few_entries_never_read_a_torn_one(data_dir, tik):
+    # Words of one length competing for 16 pairs of entries, two pool threads and the caller's thread all
+    # storing and reading at once: an entry is rewritten with another word's bytes and ids while the other
+    # threads look it up, and a read that overlapped a write must come back a miss (the sequence lock), never
+    # one word's bytes with another's ids. Each batch holds the same documents in another order.
+    enc = private_encoding(TINY)
+    rng = random.Random(11)
+    words = [word for word in unique_words(rng, 400) if len(word) == 9][:60]
+    assert len(words) >= 40
+    documents = [" ".join(rng.choice(words) for _ in range(400)) for _ in range(24)]
+    expected = {document: tik.encode_ordinary(document) for document in documents}
+    for round_ in range(8):
+        rng.shuffle(documents)
+        assert enc.encode_ordinary_batch(documents, num_threads=2) == [expected[d] for d in documents]
+    info = enc.piece_cache_info()
+    assert info.hits > 1000 and info.evictions > 100
+
+
 def test_the_environment_variable_sets_the_default(data_dir):
     code = ("import bytebpe; enc = bytebpe.get_encoding('cl100k_base'); enc.encode('x');"
             "print(enc.piece_cache_info().max_bytes)")

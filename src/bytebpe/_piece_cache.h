@@ -116,7 +116,7 @@ public:
         if (max_bytes >= 2 * sizeof(PieceCacheEntry)) {
             size_t room = max_bytes / sizeof(PieceCacheEntry);
             capacity = 2;
-            while (capacity * 2 <= room && capacity < ((size_t)1 << 40))
+            while (capacity * 2 <= room && capacity < ((size_t)1 << 32))    // 256 GiB at most
                 capacity *= 2;
         }
         capacity_ = capacity;
@@ -217,20 +217,23 @@ public:
         out->hits = hits_.load(std::memory_order_relaxed);
         out->admitted = admitted_.load(std::memory_order_relaxed);
         out->evictions = evictions_.load(std::memory_order_relaxed);
-        PieceCacheEntry* table = table_.load(std::memory_order_acquire);
-        if (table == nullptr)
-            return;
-        out->bytes = capacity_ * sizeof(PieceCacheEntry);
-        for (size_t i = 0; i < capacity_; i++)
-            out->entries += length_of(table[i].meta.load(std::memory_order_relaxed)) != 0;
+        // Every store that was not a replacement filled an empty entry, and entries are only ever emptied
+        // all at once (reset_after_fork, which zeroes these counts too).
+        out->entries = out->admitted - out->evictions;
+        if (table_.load(std::memory_order_acquire) != nullptr)
+            out->bytes = capacity_ * sizeof(PieceCacheEntry);
     }
 
     // In a child process just forked: another thread of the parent may have been halfway through writing
-    // an entry (its sequence number left odd for good) or holding the allocation mutex. Drop every entry
-    // and make a fresh mutex (no lock: one thread only).
+    // an entry (its sequence number left odd for good) or holding the allocation mutex. Drop every entry,
+    // start the counts afresh and make a fresh mutex (no lock: one thread only).
     void reset_after_fork() noexcept {
         new (&allocation_mutex_) std::mutex();
         clear();
+        lookups_.store(0, std::memory_order_relaxed);
+        hits_.store(0, std::memory_order_relaxed);
+        admitted_.store(0, std::memory_order_relaxed);
+        evictions_.store(0, std::memory_order_relaxed);
     }
 
 private:
