@@ -194,7 +194,8 @@ def test_the_bound_holds_under_a_stream_of_unique_pieces(data_dir, tik, max_byte
 def test_one_off_pieces_never_push_out_a_piece_hit_between_them(data_dir, tik):
     # 16 pairs of entries, a flood of 3,000 one-off pieces: every pair is contested ~190 times, and the
     # piece met between each two of them keeps its place each time (a newcomer takes only an entry that was
-    # not hit since it came, after clearing the flags of a pair that was).
+    # not marked since it came, after clearing the marks of a pair that was). It is marked at every fourth
+    # hit (one lookup in 8 marks, and every other lookup is its), its pair contested about every 16th.
     enc = private_encoding(TINY)
     others = unique_words(random.Random(3), 3000)
     text = "".join(WORD + other for other in others)

@@ -123,7 +123,7 @@ cdef extern from "_piece_cache.h" namespace "bytebpe" nogil:
     # The persistent piece cache (the header explains its structure, admission rule and locking).
     cdef cppclass PieceCacheCore "bytebpe::PieceCache":
         PieceCacheCore(size_t max_bytes) except +
-        int lookup(uint64_t h, const uint64_t* key, uint32_t n, uint32_t* ids) noexcept
+        int lookup(uint64_t h, const uint64_t* key, uint32_t n, uint32_t* ids, bint mark) noexcept
         int insert(uint64_t h, const uint64_t* key, uint32_t n, const uint32_t* ids, uint32_t n_ids) noexcept
         void stats(PieceCacheStats* out) noexcept
         void reset_after_fork() noexcept
@@ -139,6 +139,7 @@ cdef extern from "_piece_cache.h" namespace "bytebpe" nogil:
         uint64_t evictions
     const uint32_t PIECE_CACHE_MAX_PIECE
     const uint32_t PIECE_CACHE_MAX_IDS
+    const uint32_t PIECE_CACHE_MARK_EVERY
     const uint32_t PIECE_CACHE_KEY_WORDS
     const int PIECE_CACHE_MISS
     const int PIECE_CACHE_DECLINED
@@ -943,7 +944,9 @@ cdef inline int _piece_cache_lookup(PieceCacheCore* pieces, uint64_t h, const ui
                                     vector[Rank]& out, MergeCache& cache) except -1 nogil:
     """Append the ids the persistent cache holds for the piece (key, size) to `out`: 1, or 0 on a miss."""
     cdef Rank found_ids[PIECE_CACHE_MAX_IDS]
-    cdef int found = pieces.lookup(h, key, <uint32_t>size, found_ids)
+    # One lookup in PIECE_CACHE_MARK_EVERY of the call marks the entry it hits (_piece_cache.h says why).
+    cdef int found = pieces.lookup(h, key, <uint32_t>size, found_ids,
+                                   (cache.lookups & (PIECE_CACHE_MARK_EVERY - 1)) == 0)
     cache.lookups += 1
     if found < 0:
         return 0

@@ -34,7 +34,7 @@ class PieceCacheInfo(NamedTuple):
     lookups: int        # pieces that needed merging and were looked for
     hits: int           # of those, found
     admitted: int       # pieces stored (offered on their first sight, merged)
-    evictions: int      # of those, stored in place of an entry not hit since it came
+    evictions: int      # of those, stored in place of an entry not marked as used since it came
 
 
 class Encoding:
