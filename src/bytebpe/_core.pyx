@@ -866,6 +866,14 @@ cdef struct CachedPiece:
     uint32_t ids_count
 
 
+cdef struct PieceCacheCounts:
+    # What one call did with the persistent piece cache, added to its figures once at the end (add_counts).
+    uint64_t lookups
+    uint64_t hits
+    uint64_t admitted
+    uint64_t evictions
+
+
 cdef cppclass MergeCache:
     # The ids of recently merged pieces that the persistent piece cache does not take (longer than
     # PIECE_CACHE_MAX_PIECE, of other scripts in large calls, turned away, or every piece when it is off:
@@ -879,11 +887,7 @@ cdef cppclass MergeCache:
     uint64_t mask
     vector[PairMemoEntry] memo_entries     # the pair memo of the merge loop, for the same call
     PairMemo memo
-    # This call's use of the persistent piece cache (see _encode_scanned), added to its counts at the end.
-    uint64_t lookups
-    uint64_t hits
-    uint64_t admitted
-    uint64_t evictions
+    PieceCacheCounts counts     # this call's use of the persistent piece cache (see _encode_scanned)
     bint declined       # the persistent cache turned a piece away: this cache holds it, and is asked too
     # The call's input size: the tables above are sized from it when the first piece needs them
     # (_encode_scanned), so that a call whose pieces are all whole tokens never allocates them.
@@ -919,6 +923,13 @@ cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil
     return 0
 
 
+cdef inline CachedPiece* _call_slot(MergeCache& cache, uint64_t h) except NULL nogil:
+    """The merge-cache slot of the piece with hash h; the call's first piece for it makes the cache."""
+    if cache.slots.empty():
+        _reset_cache(cache, cache.input_bytes)
+    return &cache.slots[h & cache.mask]
+
+
 cdef inline bint _piece_cacheable(const uint8_t* piece, Py_ssize_t size, bint any_script) noexcept nogil:
     """Whether a piece of 3+ bytes that needs merging goes to the persistent piece cache; the others go to
     the call's merge cache.
@@ -941,29 +952,29 @@ cdef inline int _append_ids(vector[Rank]& out, const Rank* ids, size_t count) ex
 
 
 cdef inline int _piece_cache_lookup(PieceCacheCore* pieces, uint64_t h, const uint64_t* key, Py_ssize_t size,
-                                    vector[Rank]& out, MergeCache& cache) except -1 nogil:
+                                    vector[Rank]& out, PieceCacheCounts& counts) except -1 nogil:
     """Append the ids the persistent cache holds for the piece (key, size) to `out`: 1, or 0 on a miss."""
     cdef Rank found_ids[PIECE_CACHE_MAX_IDS]
     # One lookup in PIECE_CACHE_MARK_EVERY of the call marks the entry it hits (_piece_cache.h says why).
     cdef int found = pieces.lookup(h, key, <uint32_t>size, found_ids,
-                                   (cache.lookups & (PIECE_CACHE_MARK_EVERY - 1)) == 0)
-    cache.lookups += 1
+                                   (counts.lookups & (PIECE_CACHE_MARK_EVERY - 1)) == 0)
+    counts.lookups += 1
     if found < 0:
         return 0
-    cache.hits += 1
+    counts.hits += 1
     _append_ids(out, found_ids, found)
     return 1
 
 
 cdef inline bint _piece_cache_offer(PieceCacheCore* pieces, uint64_t h, const uint64_t* key, Py_ssize_t size,
-                                    const Rank* ids, size_t n_ids, MergeCache& cache) noexcept nogil:
+                                    const Rank* ids, size_t n_ids, PieceCacheCounts& counts) noexcept nogil:
     """Offer a piece just merged to the persistent cache, counting what it did: whether it was stored."""
     cdef int stored
     if n_ids > PIECE_CACHE_MAX_IDS:
         return False
     stored = pieces.insert(h, key, <uint32_t>size, ids, <uint32_t>n_ids)
-    cache.admitted += stored != PIECE_CACHE_DECLINED
-    cache.evictions += stored == PIECE_CACHE_REPLACED
+    counts.admitted += stored != PIECE_CACHE_DECLINED
+    counts.evictions += stored == PIECE_CACHE_REPLACED
     return stored != PIECE_CACHE_DECLINED
 
 
@@ -1060,13 +1071,11 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
             persist = pieces != NULL and _piece_cacheable(data + start, size, any_script)
             if persist:
                 piece_cache_key(data + start, <uint32_t>size, <size_t>(n - start), key)
-                if _piece_cache_lookup(pieces, hashes[k], key, size, out, cache):
+                if _piece_cache_lookup(pieces, hashes[k], key, size, out, cache.counts):
                     start = end
                     continue
             if not persist or cache.declined:
-                if cache.slots.empty():     # the call's first piece for its merge cache: made now
-                    _reset_cache(cache, cache.input_bytes)
-                cached = &cache.slots[hashes[k] & cache.mask]
+                cached = _call_slot(cache, hashes[k])
                 if cached.hash == hashes[k] and cached.length == size and _same_bytes(cached.piece, data + start, size):
                     out.insert(out.end(), cache.ids.begin() + cached.ids_start,
                                cache.ids.begin() + cached.ids_start + cached.ids_count)
@@ -1076,14 +1085,13 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
             if table.merge_piece(data + start, size, out, &cache.memo):
                 return start
             if persist:
-                if _piece_cache_offer(pieces, hashes[k], key, size, out.data() + before, out.size() - before, cache):
+                if _piece_cache_offer(pieces, hashes[k], key, size, out.data() + before, out.size() - before,
+                                      cache.counts):
                     start = end
                     continue
                 # Turned away: the call's own cache keeps it, and is asked from now on after the persistent one.
                 cache.declined = True
-                if cache.slots.empty():
-                    _reset_cache(cache, cache.input_bytes)
-                cached = &cache.slots[hashes[k] & cache.mask]
+                cached = _call_slot(cache, hashes[k])
             if cache.ids.size() + (out.size() - before) > CACHE_MAX_IDS:
                 _reset_cache(cache, n)
                 cached = &cache.slots[hashes[k] & cache.mask]
@@ -1210,8 +1218,7 @@ cdef class CoreBPE:
         cdef uint64_t h = 0
         cdef uint64_t key[PIECE_CACHE_KEY_WORDS]
         cdef bint cacheable
-        cdef MergeCache counts      # only its counts: this path has no call cache
-        counts.lookups = counts.hits = counts.admitted = counts.evictions = 0
+        cdef PieceCacheCounts counts = PieceCacheCounts(0, 0, 0, 0)
         for i in range(count):
             if spans[i].rank != NO_RANK:
                 out.push_back(spans[i].rank)
@@ -1283,7 +1290,7 @@ cdef class CoreBPE:
         # Made on first use (_encode_scanned): allocating and clearing it was ~600 of the ~7,900 instructions
         # of encode("hello world"), whose pieces are whole tokens.
         cache.input_bytes = total_bytes
-        cache.lookups = cache.hits = cache.admitted = cache.evictions = 0
+        cache.counts = PieceCacheCounts(0, 0, 0, 0)
         cache.declined = False
         cache.memo.char_starts = char_starts
         for i in range(<Py_ssize_t>text_ends.size()):
@@ -1298,7 +1305,7 @@ cdef class CoreBPE:
             offsets.push_back(out.size())
             begin = text_ends[i]
         if pieces != NULL:
-            pieces.add_counts(cache.lookups, cache.hits, cache.admitted, cache.evictions)
+            pieces.add_counts(cache.counts.lookups, cache.counts.hits, cache.counts.admitted, cache.counts.evictions)
         return -1
 
     cdef int _scan_group(self, PatternKind kind, vector[Span]& segments, vector[Py_ssize_t]& text_ends,
