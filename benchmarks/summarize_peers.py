@@ -43,14 +43,15 @@ def targets(corpus: str, encoding: str) -> list[tuple[str, Figure, float]]:
     multilingual = corpus.startswith("multilingual")
     english_or_code = not multilingual
     cl100k = encoding == "cl100k_base"
+    times_tiktoken = (8.0 if cl100k else 6.0) if english_or_code else (4.0 if cl100k else 3.5)
     listed: list[tuple[str, Figure, float]] = [
         ("list primed / gigatoken list primed",
          lambda r: ratio(r, "bytebpe list primed", "gigatoken list primed"), 1.0),
         ("list fresh / gigatoken list primed", lambda r: ratio(r, "bytebpe list fresh", "gigatoken list primed"), 1.0),
         ("list primed × tiktoken", lambda r: ratio(r, "bytebpe list primed", "tiktoken list fresh"),
-         (8.0 if cl100k else 6.0) if english_or_code else (4.0 if cl100k else 3.5)),
+         times_tiktoken),
         ("list fresh × tiktoken", lambda r: ratio(r, "bytebpe list fresh", "tiktoken list fresh"),
-         (8.0 if cl100k else 6.0) if english_or_code else (4.0 if cl100k else 3.5)),
+         times_tiktoken),
         ("numpy fresh / gigatoken numpy fresh",
          lambda r: ratio(r, "bytebpe numpy fresh", "gigatoken numpy fresh"), 1.0),
         ("numpy primed / gigatoken numpy primed",
