@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bytebpe import _pretokenize, patterns
-from bytebpe._pretokenize import Scanner
+from bytebpe._pretokenize import PatternKind, Scanner
 
 from . import tiktoken_probe as probe
 
@@ -252,9 +252,16 @@ def test_o200k_splits_at_case_changes_and_keeps_contractions():
     assert scanner.split("YOU'RE right") == ["YOU'RE", " right"]
 
 
-def test_unknown_patterns_have_no_scanner():
-    assert Scanner.for_pattern(r"\w+|\s+") is None
-    assert Scanner.for_pattern(patterns.CL100K_PATTERN + "|x") is None
+def test_known_patterns_have_their_own_scanner_and_other_patterns_of_the_family_are_compiled():
+    assert Scanner.for_pattern(patterns.CL100K_PATTERN).kind == PatternKind.CL100K
+    assert Scanner.for_pattern(patterns.CL100K_PATTERN + "|x").kind == PatternKind.COMPILED
+    assert Scanner.for_pattern(patterns.CL100K_PATTERN + "|x", compile=False) is None
+
+
+def test_patterns_outside_the_family_have_no_scanner():
+    assert Scanner.for_pattern(r"\w+|\s+") is None          # matches nothing at "!"
+    assert Scanner.for_pattern(r"(?<=a)b|[\s\S]") is None    # lookbehind
+    assert Scanner.for_pattern(r"(?:ab)+|[\s\S]") is None    # a repeated group
 
 
 def test_count_equals_the_number_of_pieces(corpus_dir):

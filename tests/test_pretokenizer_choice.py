@@ -16,10 +16,11 @@ def make(pat_str: str, **kwargs) -> bytebpe.Encoding:
     return bytebpe.Encoding("toy", pat_str=pat_str, mergeable_ranks=RANKS, special_tokens={"<|x|>": 300}, **kwargs)
 
 
-def test_known_patterns_use_the_compiled_scanner_and_others_use_regex():
+def test_patterns_of_the_family_use_the_compiled_scanner_and_others_use_regex():
     assert make(patterns.CL100K_PATTERN).pretokenizer == "compiled"
     assert make(patterns.R50K_PATTERN).pretokenizer == "compiled"
-    assert make(r"\w+|\s+|\W+").pretokenizer == "regex"
+    assert make(r"\w+|\s+|\W+").pretokenizer == "compiled"
+    assert make(r"(?<=a)b|\w+|\s+|\W+").pretokenizer == "regex"     # a lookbehind: outside the family
 
 
 def test_regex_can_be_forced_and_gives_the_same_ids():
@@ -38,9 +39,11 @@ def test_the_environment_can_force_regex_for_auto(monkeypatch):
     assert make(patterns.CL100K_PATTERN, pretokenizer="compiled").pretokenizer == "compiled"
 
 
-def test_compiled_on_an_unknown_pattern_is_an_error():
-    with pytest.raises(ValueError, match="known split patterns"):
+def test_compiled_on_a_pattern_outside_the_family_is_an_error_naming_why():
+    with pytest.raises(ValueError, match="may match nothing at U[+]"):
         make(r"\w+", pretokenizer="compiled")
+    with pytest.raises(ValueError, match="lookbehind"):
+        make(r"(?<=a)b|[\s\S]", pretokenizer="compiled")
     with pytest.raises(ValueError, match="pretokenizer must be"):
         make(patterns.CL100K_PATTERN, pretokenizer="fast")
 

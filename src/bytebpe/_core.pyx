@@ -78,7 +78,7 @@ from libcpp.queue cimport priority_queue
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
-from bytebpe._pretokenize cimport PatternKind, Scanner, scan_pieces
+from bytebpe._pretokenize cimport ScanSpec, Scanner, scan_pieces
 
 from ._shared cimport (
     MAX_TOKEN_ID, SCAN_BATCH, _decode, _hash_bytes, _head_word, _head_word_of_8, _load32, _load64, _utf8_view,
@@ -992,7 +992,7 @@ cdef inline int _reserve_for(vector[Rank]& out, Py_ssize_t text_bytes) except -1
     return 0
 
 
-cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_t* data, Py_ssize_t n,
+cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const uint8_t* data, Py_ssize_t n,
                                 vector[Rank]& out, MergeCache& cache, PieceCacheCore* pieces) except -2 nogil:
     """The fused encode loop: scan pieces, look each up whole, merge the rest, append ids to `out`.
 
@@ -1024,7 +1024,7 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, PatternKind kind, const uint8_
     cdef const Slot* slots = table.slots.data()
     cdef const Slot* slot
     while start < n:
-        count = scan_pieces(kind, data, start, n, piece_ends, SCAN_BATCH)
+        count = scan_pieces(scan, data, start, n, piece_ends, SCAN_BATCH)
         end = start
         for k in range(count):
             size = piece_ends[k] - end
@@ -1277,7 +1277,7 @@ cdef class CoreBPE:
         segments.push_back(Span(data, size, NO_RANK))
         return size
 
-    cdef Py_ssize_t _scan_texts(self, PatternKind kind, vector[Span]& segments, vector[Py_ssize_t]& text_ends,
+    cdef Py_ssize_t _scan_texts(self, const ScanSpec* scan, vector[Span]& segments, vector[Py_ssize_t]& text_ends,
                                 Py_ssize_t total_bytes, vector[Rank]& out, vector[int64_t]& offsets,
                                 Py_ssize_t* failed_offset, PieceCacheCore* pieces,
                                 const uint32_t* char_starts) except -2 nogil:
@@ -1298,7 +1298,7 @@ cdef class CoreBPE:
                 if segments[k].rank != NO_RANK:      # a special token
                     out.push_back(segments[k].rank)
                     continue
-                failed = _encode_scanned(self.table, kind, segments[k].data, segments[k].size, out, cache, pieces)
+                failed = _encode_scanned(self.table, scan, segments[k].data, segments[k].size, out, cache, pieces)
                 if failed >= 0:
                     failed_offset[0] = failed
                     return k
@@ -1308,7 +1308,7 @@ cdef class CoreBPE:
             pieces.add_counts(cache.counts.lookups, cache.counts.hits, cache.counts.admitted, cache.counts.evictions)
         return -1
 
-    cdef int _scan_group(self, PatternKind kind, vector[Span]& segments, vector[Py_ssize_t]& text_ends,
+    cdef int _scan_group(self, const ScanSpec* scan, vector[Span]& segments, vector[Py_ssize_t]& text_ends,
                          Py_ssize_t total_bytes, vector[Rank]& out, vector[int64_t]& offsets,
                          PieceCache cache) except -1:
         cdef PieceCacheCore* pieces = cache.core if cache is not None else NULL
@@ -1319,13 +1319,13 @@ cdef class CoreBPE:
         _reserve_for(out, total_bytes)
         if total_bytes >= RELEASE_GIL_MIN_BYTES:
             with nogil:
-                failed = self._scan_texts(kind, segments, text_ends, total_bytes, out, offsets, &failed_offset,
+                failed = self._scan_texts(scan, segments, text_ends, total_bytes, out, offsets, &failed_offset,
                                           pieces, char_starts)
         else:
-            failed = self._scan_texts(kind, segments, text_ends, total_bytes, out, offsets, &failed_offset,
+            failed = self._scan_texts(scan, segments, text_ends, total_bytes, out, offsets, &failed_offset,
                                       pieces, char_starts)
         if failed >= 0:
-            scan_pieces(kind, segments[failed].data, failed_offset, segments[failed].size, piece_end, 1)
+            scan_pieces(scan, segments[failed].data, failed_offset, segments[failed].size, piece_end, 1)
             _raise_missing_byte(PyBytes_FromStringAndSize(
                 <const char*>segments[failed].data + failed_offset, piece_end[0] - failed_offset))
         return 0
@@ -1361,7 +1361,7 @@ cdef class CoreBPE:
             if deferred_check is not None and _holds_anchor(segments, 0, deferred_check[0]):
                 deferred_check[1](text)
             text_ends.push_back(segments.size())
-            return self._scan_group((<Scanner>pretokenizer).kind, segments, text_ends, total, out, offsets, cache)
+            return self._scan_group(&(<Scanner>pretokenizer).spec, segments, text_ends, total, out, offsets, cache)
         total = self._gather(pretokenizer, special_split, text, spans, owners)
         text_ends.push_back(spans.size())
         return self._merge_group(spans, text_ends, total, out, offsets, cache)
@@ -1457,7 +1457,7 @@ cdef class CoreBPE:
         lines then evict each other at every group), so a lone caller builds them at the end.
         """
         cdef bint scanned = type(pretokenizer) is Scanner
-        cdef PatternKind kind = (<Scanner>pretokenizer).kind if scanned else <PatternKind>0
+        cdef const ScanSpec* scan = &(<Scanner>pretokenizer).spec if scanned else NULL
         cdef vector[Span] spans
         cdef vector[Span] segments
         cdef vector[Py_ssize_t] text_ends      # span (or segment) index where each text of the group ends
@@ -1494,12 +1494,12 @@ cdef class CoreBPE:
             # Work in groups: the pieces are still in cache, and memory stays bounded by the group size
             # rather than growing with the batch.
             if group_bytes >= BATCH_GROUP_BYTES:
-                self._flush_group(kind, spans, segments, text_ends, group_bytes, out, offsets, cache)
+                self._flush_group(scan, spans, segments, text_ends, group_bytes, out, offsets, cache)
                 del owners[:]
                 group_bytes = 0
                 if lists_per_group and not flat:
                     self._append_lists(lists, out, offsets)
-        self._flush_group(kind, spans, segments, text_ends, group_bytes, out, offsets, cache)
+        self._flush_group(scan, spans, segments, text_ends, group_bytes, out, offsets, cache)
         if flat:
             return _to_numpy(out), _array_from(offsets.data(), offsets.size(), sizeof(int64_t), "int64")
         self._append_lists(lists, out, offsets)
@@ -1516,11 +1516,11 @@ cdef class CoreBPE:
         offsets.push_back(0)
         return 0
 
-    cdef int _flush_group(self, PatternKind kind, vector[Span]& spans, vector[Span]& segments,
+    cdef int _flush_group(self, const ScanSpec* scan, vector[Span]& spans, vector[Span]& segments,
                           vector[Py_ssize_t]& text_ends, Py_ssize_t group_bytes, vector[Rank]& out,
                           vector[int64_t]& offsets, PieceCache cache) except -1:
-        if kind:
-            self._scan_group(kind, segments, text_ends, group_bytes, out, offsets, cache)
+        if scan != NULL:
+            self._scan_group(scan, segments, text_ends, group_bytes, out, offsets, cache)
         else:
             self._merge_group(spans, text_ends, group_bytes, out, offsets, cache)
         spans.clear()

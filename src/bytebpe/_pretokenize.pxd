@@ -1,12 +1,26 @@
 # cython: language_level=3
 # distutils: language = c++
-"""The contract of the compiled pre-tokenizer: hand-written scanners equal to the known split patterns.
+"""The contract of the compiled pre-tokenizer: hand-written scanners equal to the known split patterns, and
+the compiled program of any pattern of the GPT family (pattern_compiler.py, _pattern_scan.h).
 
-A scanner reads UTF-8 and reports where each piece ends; the pieces are exactly tiktoken's: ``regex.findall(
-pattern, text)`` with the character classes of tiktoken's engine (see _pretokenize.pyx). It never allocates
-and never fails, so it is `noexcept nogil` and callable from the merge loop.
+A scanner reads UTF-8 and reports where each piece ends; the pieces are exactly the oracle's: tiktoken's
+``find_iter`` of the pattern (or HF's Split, for a tokenizer.json), with the character classes of that oracle's
+engine (see _pretokenize.pyx). It never allocates and never fails, so it is `noexcept nogil` and callable from
+the merge loop.
 """
-from libc.stdint cimport uint8_t
+from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t
+from libcpp.vector cimport vector
+
+cdef extern from "_pattern_scan.h":
+    # A compiled pattern: its class tables and instructions; owned by a Scanner, never changed once built.
+    cdef cppclass PatternProgram "BytebpePatternProgram":
+        uint32_t ascii[128]
+        vector[uint16_t] stage1
+        vector[uint8_t] stage2
+        vector[uint32_t] combos
+        vector[int32_t] code
+        vector[int32_t] branch_pc
+        vector[uint32_t] branch_first
 
 # The pattern families in use (see patterns.py). 0 is reserved for "no compiled scanner".
 cpdef enum PatternKind:
@@ -14,14 +28,27 @@ cpdef enum PatternKind:
     CL100K = 2    # cl100k_base
     O200K = 3     # o200k_base, o200k_harmony
     DEEPSEEK = 4  # DeepSeek's tokenizer.json (V3, R1): three Splits in sequence, with HF's classes
+    COMPILED = 5  # any pattern of the family, compiled (pattern_compiler.py)
+
+
+# What a scan needs: the kind, and for COMPILED the program, which the Scanner owning this spec keeps alive (a
+# caller holds the Scanner for the whole call: the ownership rule).
+cdef struct ScanSpec:
+    PatternKind kind
+    const PatternProgram* program
 
 
 # Scan pieces of `text[start:length]` (UTF-8) and write the end offset of each into `piece_ends`, at most
 # `capacity` of them (capacity >= 1). Returns how many were written; the last one written is where the next
 # call starts. Pieces never split a UTF-8 sequence, and `start < length` always yields at least one piece.
-cdef Py_ssize_t scan_pieces(PatternKind kind, const uint8_t* text, Py_ssize_t start, Py_ssize_t length,
+cdef Py_ssize_t scan_pieces(const ScanSpec* spec, const uint8_t* text, Py_ssize_t start, Py_ssize_t length,
                             Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil
 
 
 cdef class Scanner:
     cdef readonly PatternKind kind
+    cdef ScanSpec spec
+    cdef PatternProgram program
+    # For COMPILED: the pattern and the oracle whose classes it has ("tiktoken" or "hf").
+    cdef readonly str pattern
+    cdef readonly str dialect

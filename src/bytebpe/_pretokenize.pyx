@@ -40,6 +40,8 @@ from libcpp.vector cimport vector
 
 from ._shared cimport SCAN_BATCH, _decode, _load64
 
+from . import pattern_compiler
+
 cdef extern from "_unicode_tables.h":
     enum:
         BYTEBPE_LETTER      # \p{L}
@@ -527,10 +529,13 @@ cdef Py_ssize_t _scan_by_blocks(PatternKind kind, const uint8_t* s, Py_ssize_t s
     return count
 
 
-cdef Py_ssize_t scan_pieces(PatternKind kind, const uint8_t* text, Py_ssize_t start, Py_ssize_t length,
+cdef Py_ssize_t scan_pieces(const ScanSpec* spec, const uint8_t* text, Py_ssize_t start, Py_ssize_t length,
                             Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil:
     cdef Py_ssize_t count = 0
-    if kind == O200K or kind == CL100K or kind == R50K:
+    cdef PatternKind kind = spec.kind
+    if kind == COMPILED:
+        return bytebpe_pattern_scan(spec.program, text, start, length, piece_ends, capacity)
+    elif kind == O200K or kind == CL100K or kind == R50K:
         return _scan_by_blocks(kind, text, start, length, piece_ends, capacity)
     elif kind == DEEPSEEK:
         while start < length and count < capacity:
@@ -545,34 +550,230 @@ cdef Py_ssize_t scan_pieces(PatternKind kind, const uint8_t* text, Py_ssize_t st
 # SCAN_BATCH (_shared.pxd): piece ends produced per scan_pieces call.
 
 
+# ---- compiled patterns ---------------------------------------------------------------------------------
+
+cdef extern from "_unicode_props.h":
+    enum:
+        BYTEBPE_ORACLE_TIKTOKEN
+        BYTEBPE_ORACLE_HF
+    const char* BYTEBPE_PROPS_TIKTOKEN_VERSION
+    const char* BYTEBPE_PROPS_HF_VERSION
+    uint8_t bytebpe_props_of(int oracle, uint32_t cp) noexcept nogil
+    uint16_t bytebpe_props_block(int oracle, uint32_t block) noexcept nogil
+    const uint32_t* bytebpe_case_extras(int oracle) noexcept nogil
+
+cdef extern from "_pattern_scan.h":
+    Py_ssize_t bytebpe_pattern_scan(const PatternProgram* p, const uint8_t* s, Py_ssize_t start, Py_ssize_t n,
+                                    Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil
+    uint32_t bytebpe_pattern_bits_of(const PatternProgram* p, uint32_t cp) noexcept nogil
+    enum:
+        BYTEBPE_PATTERN_MAX_INSTRUCTIONS
+        BYTEBPE_PATTERN_WORDS
+
+# The releases whose regex engines the property tables of compiled patterns were read off.
+PROPS_VERSIONS = {"tiktoken": BYTEBPE_PROPS_TIKTOKEN_VERSION.decode("ascii"),
+                  "hf": BYTEBPE_PROPS_HF_VERSION.decode("ascii")}
+_ORACLES = {"tiktoken": BYTEBPE_ORACLE_TIKTOKEN, "hf": BYTEBPE_ORACLE_HF}
+_N_BLOCKS = 0x110000 >> 8
+
+
+def case_extras(str dialect not None):
+    """ASCII letter -> the other code points the oracle's ``(?i:letter)`` matches (U+017F for s, U+212A for k)."""
+    cdef const uint32_t* pairs = bytebpe_case_extras(_ORACLES[dialect])
+    cdef dict extras = {}
+    cdef Py_ssize_t k = 0
+    while pairs[k] != 0:
+        extras.setdefault(chr(pairs[k + 1]), []).append(pairs[k])
+        k += 2
+    return {letter: tuple(cps) for letter, cps in extras.items()}
+
+
+def code_point_props(str dialect not None):
+    """The property byte (_unicode_props.h) of every code point for `dialect`'s oracle (for the tests)."""
+    cdef int oracle = _ORACLES[dialect]
+    cdef bytearray props = bytearray(0x110000)
+    cdef uint32_t cp
+    for cp in range(0x110000):
+        props[cp] = bytebpe_props_of(oracle, cp)
+    return bytes(props)
+
+
+def _explicit_bits(list ranges, uint32_t block):
+    """For the code points of `block`: (cp - block start) -> bits from explicit ranges, or None if none."""
+    cdef uint32_t low_cp = block << 8, high_cp = low_cp + 255
+    found = None
+    for low, high, bits in ranges:
+        if high < low_cp or low > high_cp:
+            continue
+        if found is None:
+            found = {}
+        for cp in range(max(low, low_cp), min(high, high_cp) + 1):
+            found[cp - low_cp] = found.get(cp - low_cp, 0) | bits
+    return found
+
+
+cdef int _build_program(Scanner scanner, program, int oracle) except -1:
+    """Fill scanner.program: instructions, branch starts, and the class tables (see _pattern_scan.h).
+
+    A code point's bits: bits 0..n_sets-1 the program's sets, then one bit per top-level branch that says the
+    code point can start that branch. Blocks of code points with no explicit code point of any set are
+    functions of the oracle's property block alone, so each distinct property block is computed once."""
+    cdef PatternProgram* p = &scanner.program
+    cdef int n_sets = len(program.sets)
+    cdef uint32_t value_bits[256]
+    cdef uint32_t branch_masks[32]
+    cdef uint32_t branch_bits[32]
+    cdef uint32_t negated = 0, set_mask, sets, result, explicit
+    cdef uint32_t block, cp
+    cdef int k, j, value, bit, n_branches = len(program.branch_starts)
+    cdef dict combo_ids = {}, block_ids = {}, props_blocks = {}, combo_example = {}
+    cdef bytearray row = bytearray(256)
+    set_mask = <uint32_t>((1 << n_sets) - 1)
+    if n_branches > 32:
+        raise pattern_compiler.UnsupportedPattern(f"{program.pattern!r} has more than 32 branches")
+    for value in range(256):
+        value_bits[value] = 0
+    ranges = []
+    for bit, charset in enumerate(program.sets):
+        for value in range(256):
+            if (charset.values >> value) & 1:
+                value_bits[value] |= 1u << bit
+        if charset.negated:
+            negated |= 1u << bit
+        for low, high in charset.ranges:
+            ranges.append((low, high, 1 << bit))
+    # Per branch: the bit that says a code point can start it, from its first sets and bytes; 0 (try it
+    # everywhere) when it has none or the bits ran out.
+    bit = n_sets
+    for k in range(n_branches):
+        sets_of, bytes_of = program.first_sets[k], program.first_bytes[k]
+        branch_masks[k] = branch_bits[k] = 0
+        if bit >= 32 or (not sets_of and not bytes_of):
+            continue
+        branch_bits[k] = 1u << bit
+        for j in sets_of:
+            branch_masks[k] |= 1u << <int>j
+        for byte in bytes_of:
+            ranges.append((byte, byte, 1 << bit))
+        bit += 1
+    p.stage1.resize(_N_BLOCKS)
+    for block in range(_N_BLOCKS):
+        extra = _explicit_bits(ranges, block)
+        props_block = bytebpe_props_block(oracle, block)
+        if extra is None and props_block in props_blocks:
+            p.stage1[block] = props_blocks[props_block]
+            continue
+        for k in range(256):
+            cp = (block << 8) | <uint32_t>k
+            explicit = <uint32_t>extra.get(k, 0) if extra is not None else 0
+            sets = ((value_bits[bytebpe_props_of(oracle, cp)] | explicit) & set_mask) ^ negated
+            result = sets | (explicit & ~set_mask)
+            for j in range(n_branches):
+                if sets & branch_masks[j]:
+                    result |= branch_bits[j]
+            found = combo_ids.get(result)
+            if found is None:
+                if len(combo_ids) >= 256:
+                    raise pattern_compiler.UnsupportedPattern(
+                        f"{program.pattern!r}: its classes combine in more than 256 ways")
+                found = combo_ids[result] = len(combo_ids)
+                p.combos.push_back(result)
+            if not (0xD800 <= cp < 0xE000) and result not in combo_example:
+                combo_example[result] = cp
+            row[k] = found
+        key = bytes(row)
+        block_id = block_ids.get(key)
+        if block_id is None:
+            block_id = block_ids[key] = len(block_ids)
+            for k in range(256):
+                p.stage2.push_back(row[k])
+        p.stage1[block] = block_id
+        if extra is None and not (0xD8 <= block < 0xE0):   # a block computed from code points with examples
+            props_blocks[props_block] = block_id
+    for k in range(128):
+        p.ascii[k] = bytebpe_pattern_bits_of(p, k)
+    # Every code point must start a match of some branch (the pieces then partition every text).
+    for result, cp in combo_example.items():
+        if not any(b >= 0 and (result >> b) & 1 and not (result & blocked) for b, blocked in program.coverage):
+            raise pattern_compiler.UnsupportedPattern(
+                f"{program.pattern!r} may match nothing at U+{cp:04X}: the compiled scanner needs a pattern "
+                "that matches a piece at every position")
+    for word in program.code:
+        p.code.push_back(word)
+    for k in range(n_branches):
+        p.branch_pc.push_back(program.branch_starts[k])
+        p.branch_first.push_back(branch_bits[k])
+    return 0
+
+
+_compiled_scanners = {}
+_COMPILED_SCANNERS_KEPT = 64
+
+
 @cython.final
 cdef class Scanner:
-    """The compiled equivalent of ``regex.compile(pattern).findall`` for one of the known patterns, with
-    tiktoken's character classes (see the module docstring); or, for the DEEPSEEK kind, of HF's pre-tokenizer
-    of DeepSeek's tokenizer.json (its three Splits).
+    """The compiled equivalent of tiktoken's split by a pattern (``find_iter``), with the oracle's character
+    classes (see the module docstring): a hand-written scanner for a known pattern (R50K, CL100K, O200K; the
+    DEEPSEEK kind for HF's pre-tokenizer of DeepSeek's tokenizer.json), or for any pattern of the family the
+    program pattern_compiler.py makes of it (COMPILED, `Scanner.compiled`).
 
     >>> Scanner.for_pattern(CL100K_PATTERN).split("Hello world's")     # doctest: +SKIP
     ['Hello', ' world', "'s"]
     """
 
-    def __cinit__(self, PatternKind kind):
-        if kind not in (R50K, CL100K, O200K, DEEPSEEK):
+    def __cinit__(self, PatternKind kind, str pattern=None, str dialect="tiktoken"):
+        if kind not in (R50K, CL100K, O200K, DEEPSEEK, COMPILED):
             raise ValueError(f"unknown pattern kind {kind!r}")
         self.kind = kind
+        self.spec.kind = kind
+        self.spec.program = NULL
+        if kind == COMPILED:
+            if pattern is None:
+                raise ValueError("a COMPILED scanner needs its pattern")
+            if dialect not in _ORACLES:
+                raise ValueError(f'dialect must be "tiktoken" or "hf", got {dialect!r}')
+            program = pattern_compiler.compile_split_pattern(pattern, dialect, case_extras(dialect))
+            if len(program.code) // BYTEBPE_PATTERN_WORDS >= BYTEBPE_PATTERN_MAX_INSTRUCTIONS:
+                raise pattern_compiler.UnsupportedPattern(f"{pattern!r} compiles to too many instructions")
+            _build_program(self, program, _ORACLES[dialect])
+            self.spec.program = &self.program
+            self.pattern = pattern
+            self.dialect = dialect
 
     @staticmethod
-    def for_pattern(str pattern not None):
-        """The scanner equal to `pattern`, or None when it is not one of the known patterns."""
+    def compiled(str pattern not None, str dialect="tiktoken"):
+        """The compiled scanner of `pattern` with `dialect`'s oracle ("tiktoken" or "hf"); raises
+        `pattern_compiler.UnsupportedPattern` for a pattern outside the family. Cached per pattern."""
+        key = (pattern, dialect)
+        scanner = _compiled_scanners.get(key)
+        if scanner is None:
+            scanner = Scanner(COMPILED, pattern, dialect)
+            if len(_compiled_scanners) >= _COMPILED_SCANNERS_KEPT:
+                _compiled_scanners.pop(next(iter(_compiled_scanners)))
+            _compiled_scanners[key] = scanner
+        return scanner
+
+    @staticmethod
+    def for_pattern(str pattern not None, bint compile=True):
+        """The scanner equal to `pattern` (tiktoken's classes): a hand-written one for a known pattern, else
+        (with `compile`) its compiled program; None when the pattern is outside the family."""
         from . import patterns
         kind = {
             patterns.R50K_PATTERN: R50K,
             patterns.CL100K_PATTERN: CL100K,
             patterns.O200K_PATTERN: O200K,
         }.get(pattern)
-        return None if kind is None else Scanner(kind)
+        if kind is not None:
+            return Scanner(kind)
+        if not compile:
+            return None
+        try:
+            return Scanner.compiled(pattern)
+        except pattern_compiler.UnsupportedPattern:
+            return None
 
     def split(self, str text not None):
-        """The pieces of `text`, as tiktoken cuts them (``regex.findall`` with tiktoken's classes)."""
+        """The pieces of `text`, as the oracle cuts them."""
         cdef bytes utf8 = text.encode("utf-8")
         cdef const uint8_t* data = <const uint8_t*><const char*>utf8
         cdef Py_ssize_t n = len(utf8)
@@ -580,7 +781,7 @@ cdef class Scanner:
         cdef Py_ssize_t start = 0, count, k
         cdef list pieces = []
         while start < n:
-            count = scan_pieces(self.kind, data, start, n, ends, SCAN_BATCH)
+            count = scan_pieces(&self.spec, data, start, n, ends, SCAN_BATCH)
             for k in range(count):
                 pieces.append(PyUnicode_DecodeUTF8(<const char*>data + start, ends[k] - start, NULL))
                 start = ends[k]
@@ -598,15 +799,19 @@ cdef class Scanner:
         cdef Py_ssize_t start = 0, count, total = 0
         with nogil:
             while start < n:
-                count = scan_pieces(self.kind, data, start, n, ends, SCAN_BATCH)
+                count = scan_pieces(&self.spec, data, start, n, ends, SCAN_BATCH)
                 total += count
                 start = ends[count - 1]
         return total
 
     def __reduce__(self):
+        if self.kind == COMPILED:
+            return (Scanner.compiled, (self.pattern, self.dialect))
         return (Scanner, (int(self.kind),))
 
     def __repr__(self):
+        if self.kind == COMPILED:
+            return f"Scanner.compiled({self.pattern!r}, {self.dialect!r})"
         return f"Scanner({PatternKind(self.kind).name})"
 
 

@@ -34,7 +34,7 @@ from libcpp.algorithm cimport nth_element, sort
 from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
-from ._pretokenize cimport PatternKind, Scanner, scan_pieces
+from ._pretokenize cimport ScanSpec, Scanner, scan_pieces
 from ._shared cimport MAX_TOKEN_ID, SCAN_BATCH, _hash_bytes, _head_word, _utf8_view, _utf8_view_of_held
 
 # The large, growing arrays of counting and training take their memory from _big_alloc.h (own mappings,
@@ -447,7 +447,7 @@ cdef class PieceCounts:
         cdef vector[Py_ssize_t] sizes
         cdef Py_ssize_t i, k, count, start, size
         cdef Py_ssize_t piece_ends[SCAN_BATCH]
-        cdef PatternKind kind = scanner.kind
+        cdef const ScanSpec* scan = &scanner.spec
         # Each text goes into `owners` (the ownership rule, _shared.pxd), and a private copy of the list is
         # walked, as everywhere: the caller's list may change under a Python callback or another thread.
         for i, text in enumerate(list(texts)):
@@ -466,7 +466,7 @@ cdef class PieceCounts:
                 for i in range(<Py_ssize_t>data.size()):
                     start = 0
                     while start < sizes[i]:
-                        count = scan_pieces(kind, data[i], start, sizes[i], piece_ends, SCAN_BATCH)
+                        count = scan_pieces(scan, data[i], start, sizes[i], piece_ends, SCAN_BATCH)
                         for k in range(count):
                             self._add(data[i] + start, piece_ends[k] - start, 1)
                             start = piece_ends[k]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoRetur
 
 from . import _core, batching
 from ._core import MAX_TOKEN_ID, InvalidTokenError
-from .pretokenizer import PretokenizerChoice, checked_choice, choose, compile_pattern, regex_split, replace_surrogates
+from .pretokenizer import PretokenizerChoice, RegexSplit, check_pattern, checked_choice, choose, replace_surrogates
 from .serialization import EncodingFileError, read_encoding_file, write_encoding_file
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ class Encoding:
         """
         self.name = name
         self._pat_str = pat_str
-        self._pattern = compile_pattern(pat_str)
+        check_pattern(pat_str)
         self._special_tokens = _checked_special_tokens(special_tokens, table)
         self._table = table
         self._core = _core.CoreBPE(table, self._special_tokens)
@@ -126,9 +126,9 @@ class Encoding:
         self._default_policy = None     # built on first use (see _special_policy)
         self._policies = {}
         self.max_token_value: int = max(table.max_rank, max(self._special_token_values, default=0))
-        # The engine that cuts text into pieces (pretokenizer.py): the compiled scanner of a known pattern,
-        # else `regex`.
-        self._findall = regex_split(self._pattern)
+        # The engine that cuts text into pieces (pretokenizer.py): the compiled scanner of a pattern in the
+        # family, else `regex` with tiktoken's classes.
+        self._findall = RegexSplit(pat_str)
         self._pretokenizer_choice = checked_choice(pretokenizer)
         self._pretokenize = choose(pat_str, self._pretokenizer_choice, self._findall)
 

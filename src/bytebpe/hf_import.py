@@ -42,7 +42,9 @@ import regex
 
 from . import _core, _pretokenize, patterns
 from .encoding import Encoding, SpecialPolicy, _special_token_regex
+from .file_formats import TokenizerFileError, recognise, recognise_document, wrong_format
 from .hf_json import _byte_to_char, oniguruma_pattern
+from .pattern_compiler import UnsupportedPattern
 
 __all__ = ["TokenizerJsonEncoding", "TokenizerJsonError", "from_tokenizer_json"]
 
@@ -83,7 +85,7 @@ Pieces = list[str]
 Step = Callable[[str], Pieces]
 
 
-class TokenizerJsonError(ValueError):
+class TokenizerJsonError(TokenizerFileError):
     """A `tokenizer.json` that bytebpe cannot load exactly: corrupt, inconsistent, or using a component
     (named in the message) that it does not support."""
 
@@ -115,9 +117,14 @@ def from_tokenizer_json(source: str | os.PathLike[str], *, add_special_tokens: b
         path = Path(source)
         try:
             text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
+        except UnicodeDecodeError as error:
+            _refuse_other_format(path)     # (a binary file)
+            raise TokenizerJsonError(f"cannot read {str(path)!r}: {error}") from None
+        except OSError as error:
             raise TokenizerJsonError(f"cannot read {str(path)!r}: {error}") from None
         name = path.name
+        if text.lstrip("\ufeff \t\r\n")[:1] not in ("{", "["):
+            _refuse_other_format(path)     # (a .tiktoken file, ...)
     else:
         raise TypeError(f"expected a path or the JSON text, got {type(source).__name__}")
     if not isinstance(add_special_tokens, bool):
@@ -125,12 +132,28 @@ def from_tokenizer_json(source: str | os.PathLike[str], *, add_special_tokens: b
     return TokenizerJsonEncoding._from_json_text(text, name, add_special_tokens)
 
 
-def _load_json(text: str) -> dict[str, Any]:
+def _refuse_other_format(path: Path) -> None:
+    """A TokenizerJsonError naming the format of a file that is not JSON, when it is one bytebpe knows."""
+    found = recognise(path.read_bytes()).kind
+    if found not in ("unknown", "corrupt json"):
+        raise TokenizerJsonError(wrong_format(str(path), found, "tokenizer.json"))
+
+
+def _load_json(text: str, name: str = "tokenizer.json") -> dict[str, Any]:
     try:
         spec = json.loads(text)
     except json.JSONDecodeError as error:
         raise TokenizerJsonError(f"not valid JSON: {error}") from None
+    return _checked_spec(spec, name)
+
+
+def _checked_spec(spec: Any, name: str) -> dict[str, Any]:
+    """The parsed file, if it is a tokenizer.json; a file of another format is an error naming it (`name`: the
+    file's)."""
     if not isinstance(spec, dict) or "model" not in spec:
+        found = recognise_document(spec)
+        if found not in ("json", "tokenizer.json"):
+            raise TokenizerJsonError(wrong_format(name, found, "tokenizer.json"))
         raise TokenizerJsonError("not a tokenizer.json: expected an object with a 'model'")
     for component in ("truncation", "padding"):
         if spec.get(component) is not None:
@@ -410,6 +433,21 @@ def _pre_tokenizer_steps(spec: Any) -> list[tuple[Step, dict[str, Any]]]:
                              "Sequence)")
 
 
+def _single_split_pattern(steps: list[tuple[Step, dict[str, Any]]]) -> str | None:
+    """The Oniguruma pattern of steps that are one Isolated Split by a regex, then ByteLevel without prefix
+    space or regex (the shape the compiled scanners can cut), else None."""
+    if len(steps) != 2:
+        return None
+    split, last = steps[0][1], steps[1][1]
+    if last.get("use_regex", True) or last.get("add_prefix_space", True):
+        return None
+    pattern = split.get("pattern")
+    if (split.get("type") != "Split" or split.get("behavior") != "Isolated" or split.get("invert", False)
+            or not isinstance(pattern, dict) or not isinstance(pattern.get("Regex"), str)):
+        return None
+    return pattern["Regex"]
+
+
 class _PreTokenizer:
     """The pre-tokenizer as the core takes it: a compiled `Scanner` when it is one known split, else a
     callable text -> pieces. `prefix_space`: ByteLevel's prefix space, added per segment by the splitter
@@ -431,6 +469,8 @@ class _PreTokenizer:
             self.prefix_space = bool(last.get("add_prefix_space", True))
         elif self._is_deepseek(steps):
             self.pretokenize = _pretokenize.Scanner(_pretokenize.PatternKind.DEEPSEEK)
+        elif (compiled := self._compiled_split(steps)) is not None:
+            self.pretokenize = compiled
         else:
             functions = [step for step, _ in steps]
 
@@ -452,19 +492,25 @@ class _PreTokenizer:
                 and last.get("add_prefix_space") is False and last.get("use_regex") is False)
 
     @staticmethod
+    def _compiled_split(steps: list[tuple[Step, dict[str, Any]]]) -> _pretokenize.Scanner | None:
+        """The compiled scanner (HF's classes) of one Isolated Split by a pattern of the family followed by
+        ByteLevel without prefix space or regex (Llama 3's, Qwen's, most byte-level files'), if it is that."""
+        split = _single_split_pattern(steps)
+        if split is None:
+            return None
+        try:
+            return _pretokenize.Scanner.compiled(split, "hf")
+        except UnsupportedPattern:
+            return None
+
+    @staticmethod
     def _known_pattern(steps: list[tuple[Step, dict[str, Any]]]) -> str | None:
         """The tiktoken pattern whose compiled scanner cuts the pieces these steps cut, if any."""
         last = steps[-1][1]
         if len(steps) == 1 and last.get("use_regex", True):
             return patterns.R50K_PATTERN
-        if len(steps) != 2 or last.get("use_regex", True) or last.get("add_prefix_space", True):
-            return None
-        split = steps[0][1]
-        pattern = split.get("pattern")
-        if (split.get("type") != "Split" or split.get("behavior") != "Isolated" or split.get("invert", False)
-                or not isinstance(pattern, dict) or "Regex" not in pattern):
-            return None
-        return _KNOWN_PATTERNS.get(pattern["Regex"])
+        split = _single_split_pattern(steps)
+        return None if split is None else _KNOWN_PATTERNS.get(split)
 
 
 # ==== post-processors ==============================================================================
@@ -734,8 +780,11 @@ class TokenizerJsonEncoding(Encoding):
     _around: tuple[list[str], list[str]]     # prefix_ids and suffix_ids as the splitter's parts
 
     @classmethod
-    def _from_json_text(cls, text: str, name: str, add_special_tokens: bool = False) -> TokenizerJsonEncoding:
-        spec = _load_json(text)
+    def _from_json_text(cls, text: str, name: str, add_special_tokens: bool = False,
+                        spec: dict[str, Any] | None = None) -> TokenizerJsonEncoding:
+        """The encoding of the file's `text`; `spec`: the text already parsed (`bytebpe.load_tokenizer` parses
+        it once to recognise the format)."""
+        spec = _load_json(text, name) if spec is None else _checked_spec(spec, name)
         decoder = spec.get("decoder")
         if not isinstance(decoder, dict) or decoder.get("type") != "ByteLevel":
             raise TokenizerJsonError(f"decoder {decoder!r} is not supported: only ByteLevel")

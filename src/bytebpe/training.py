@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from . import _pretokenize, _train, batching
 from ._core import MAX_TOKEN_ID  # the largest token id bytebpe accepts (_shared.pxd)
 from .encoding import Encoding, check_special_text
-from .pretokenizer import SplitFunction, compile_pattern, replace_surrogates, split_function
+from .pretokenizer import SplitFunction, check_pattern, replace_surrogates, split_function
 from .progress import progress_bar
 from .registry import ENCODING_SPECS
 
@@ -79,7 +79,7 @@ def resolve_pattern(pattern: str | None = None, pat_str: str | None = None) -> s
     if not pat_str:
         raise ValueError("pat_str must not be empty")
     try:
-        compile_pattern(pat_str)
+        check_pattern(pat_str)
     except ValueError as error:
         raise ValueError(f"pat_str {pat_str!r} is not a valid regex: {error}") from None
     if not any(pretokenizer_for(pat_str)(PROBE_TEXT)):

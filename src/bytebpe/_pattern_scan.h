@@ -1,0 +1,294 @@
+// The compiled scanner of any split pattern of the GPT family: a backtracking matcher over the program that
+// src/bytebpe/pattern_compiler.py makes of the pattern, with the oracle's character classes.
+//
+// What holds, and why it is exact:
+// - A piece starts where the previous one ended; its end is where the first branch (in pattern order) that
+//   matches there ends, the branch's own choices tried in the order a backtracking engine tries them:
+//   greedy runs longest first, lazy runs shortest first, possessive runs and atomic groups never give back,
+//   the first alternative of a group before the next. That is leftmost-first matching, tiktoken's (fancy-regex
+//   over Rust's `regex`) and HF's (Oniguruma) alike. The compiler only accepts patterns that match a
+//   non-empty piece at every position, so the pieces partition the text, as both oracles' do.
+// - Character classes come from tables built per pattern (_pretokenize.pyx, `compile_scanner`) from each code
+//   point's properties as the oracle's engine reports them (_unicode_props.h): a code point maps to a
+//   combination of classes (stage1 -> block, stage2 -> combination id, combos -> class bits).
+// - Work is bounded: the compiler accepts no repeated group (only runs of one class and optional groups), so
+//   a program has no loop; each SPLIT or run pushes at most one frame, and a program has fewer instructions
+//   than the stack has frames. A greedy run gives back only to positions where the next item can start.
+// Nothing here allocates or fails; it reads the text only in [0, n) and the program that the Scanner owns.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <vector>
+#include <limits.h>
+
+enum {
+    BYTEBPE_OP_MATCH, BYTEBPE_OP_SET, BYTEBPE_OP_BYTE, BYTEBPE_OP_RUN, BYTEBPE_OP_RUN_BYTE, BYTEBPE_OP_SPLIT,
+    BYTEBPE_OP_JMP, BYTEBPE_OP_LOOK, BYTEBPE_OP_ATOMIC, BYTEBPE_OP_END_TEXT, BYTEBPE_OP_END_LINE,
+    BYTEBPE_OP_START_TEXT, BYTEBPE_OP_START_LINE, BYTEBPE_OP_SUCCEED,
+};
+enum { BYTEBPE_GREEDY, BYTEBPE_LAZY, BYTEBPE_POSSESSIVE };
+
+// Instructions are six words; the compiler keeps programs below this many, so the frames never run out.
+#define BYTEBPE_PATTERN_WORDS 6
+#define BYTEBPE_PATTERN_MAX_INSTRUCTIONS 250
+#define BYTEBPE_PATTERN_STACK 256
+// Lookaheads and atomic groups each run their body as a sub-match: nested at most this deep.
+#define BYTEBPE_PATTERN_MAX_NESTING 4
+
+struct BytebpePatternProgram {
+    uint32_t ascii[128];            // class bits of each ASCII code point
+    std::vector<uint16_t> stage1;   // cp >> 8 -> block
+    std::vector<uint8_t> stage2;    // block * 256 + (cp & 255) -> combination
+    std::vector<uint32_t> combos;   // combination -> class bits
+    std::vector<int32_t> code;      // instructions, BYTEBPE_PATTERN_WORDS words each
+    std::vector<int32_t> branch_pc; // where each top-level branch starts
+    std::vector<uint32_t> branch_first;  // bits one of which the first code point of a branch has (0: any)
+};
+
+static inline uint32_t bytebpe_pattern_cp(const uint8_t* s, ptrdiff_t i, ptrdiff_t n, ptrdiff_t* width) {
+    // Well-formed UTF-8 (Python made it); a truncated sequence reads as one byte, never past n.
+    uint32_t b0 = s[i];
+    if (b0 < 0x80) { *width = 1; return b0; }
+    if (b0 >= 0xC0 && b0 < 0xE0 && i + 1 < n) { *width = 2; return ((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F); }
+    if (b0 >= 0xE0 && b0 < 0xF0 && i + 2 < n) {
+        *width = 3;
+        return ((b0 & 0x0F) << 12) | ((uint32_t)(s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
+    }
+    if (b0 >= 0xF0 && i + 3 < n) {
+        uint32_t cp = ((b0 & 0x07) << 18) | ((uint32_t)(s[i + 1] & 0x3F) << 12)
+                      | ((uint32_t)(s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
+        if (cp < 0x110000) { *width = 4; return cp; }
+    }
+    *width = 1;
+    return 0xFFFD;
+}
+
+static inline uint32_t bytebpe_pattern_bits_of(const BytebpePatternProgram* p, uint32_t cp) {
+    return p->combos[p->stage2[(size_t)p->stage1[cp >> 8] * 256 + (cp & 255)]];
+}
+
+// The class bits of the code point at s[i] (i < n) and its width.
+static inline uint32_t bytebpe_pattern_bits(const BytebpePatternProgram* p, const uint8_t* s, ptrdiff_t i,
+                                            ptrdiff_t n, ptrdiff_t* width) {
+    if (s[i] < 0x80) { *width = 1; return p->ascii[s[i]]; }
+    return bytebpe_pattern_bits_of(p, bytebpe_pattern_cp(s, i, n, width));
+}
+
+// Whether the code point at s[i] has one of the bits of `mask` (mask 0: no requirement, always true).
+static inline bool bytebpe_pattern_has(const BytebpePatternProgram* p, uint32_t mask, const uint8_t* s,
+                                       ptrdiff_t i, ptrdiff_t n) {
+    ptrdiff_t width;
+    return mask == 0 || (i < n && (bytebpe_pattern_bits(p, s, i, n, &width) & mask));
+}
+
+#define BYTEBPE_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+// Take code points of the run `ins` from s[pos] while fewer than `high` have been taken (high < 0: no bound).
+// Returns the end; *count: how many were taken; *shortest: the end after `low` of them (unchanged if fewer).
+BYTEBPE_ALWAYS_INLINE ptrdiff_t bytebpe_pattern_take(const BytebpePatternProgram* p, const int32_t* ins,
+                                                     const uint8_t* s, ptrdiff_t pos, ptrdiff_t n, int64_t low,
+                                                     int64_t high, int64_t* count, ptrdiff_t* shortest) {
+    int64_t taken = 0;
+    if (high < 0) high = INT64_MAX;
+    if (low == 0) *shortest = pos;
+    if (ins[0] == BYTEBPE_OP_RUN_BYTE) {
+        uint8_t byte = (uint8_t)ins[1];
+        while (taken < high && pos < n && s[pos] == byte) {
+            ++pos;
+            if (++taken == low) *shortest = pos;
+        }
+    } else {
+        uint32_t bit = 1u << ins[1];
+        const uint32_t* ascii = p->ascii;
+        ptrdiff_t width;
+        while (taken < high && pos < n) {
+            uint8_t c = s[pos];
+            if (c < 0x80) {
+                if (!(ascii[c] & bit)) break;
+                ++pos;
+            } else {
+                if (!(bytebpe_pattern_bits_of(p, bytebpe_pattern_cp(s, pos, n, &width)) & bit)) break;
+                pos += width;
+            }
+            if (++taken == low) *shortest = pos;
+        }
+    }
+    *count = taken;
+    return pos;
+}
+
+static inline ptrdiff_t bytebpe_pattern_back(const uint8_t* s, ptrdiff_t i, ptrdiff_t low) {
+    // The start of the code point before position i (never below low, which is a code point start).
+    do { --i; } while (i > low && (s[i] & 0xC0) == 0x80);
+    return i;
+}
+
+enum { BYTEBPE_FRAME_ALT, BYTEBPE_FRAME_GIVE_BACK, BYTEBPE_FRAME_EXTEND };
+
+struct BytebpePatternFrame {
+    int32_t pc;         // ALT: where to resume; GIVE_BACK / EXTEND: the run's instruction
+    int32_t kind;
+    ptrdiff_t pos;      // ALT: the position to resume at; runs: where the run ends now
+    ptrdiff_t low;      // GIVE_BACK: the run's shortest end; EXTEND: code points taken so far
+};
+
+// Run the program from instruction `pc` at s[pos]: the end of the first match (OP_MATCH or OP_SUCCEED),
+// or -1. Frames go on `stack` (room for `room` of them, shared with nested sub-matches, which start above
+// this match's frames). Dispatch is threaded (a computed goto after each instruction, gcc and clang): each
+// instruction's own indirect jump predicts its successor far better than one shared switch.
+static ptrdiff_t bytebpe_pattern_match(const BytebpePatternProgram* p, int32_t pc, const uint8_t* s,
+                                       ptrdiff_t pos, ptrdiff_t n, int depth, BytebpePatternFrame* stack,
+                                       int room) {
+    static void* const ops[] = {
+        &&op_match, &&op_set, &&op_byte, &&op_run, &&op_run, &&op_split, &&op_jmp, &&op_look, &&op_atomic,
+        &&op_end_text, &&op_end_line, &&op_start_text, &&op_start_line, &&op_match,
+    };
+    int top = 0;
+    const int32_t* code = p->code.data();
+    const int32_t* ins;
+    ptrdiff_t width;
+#define BYTEBPE_NEXT(target) do { pc = (target); ins = code + (size_t)pc * BYTEBPE_PATTERN_WORDS; \
+                                  goto *ops[ins[0]]; } while (0)
+    BYTEBPE_NEXT(pc);
+
+op_match:
+    return pos;
+op_set:
+    if (pos < n && ((bytebpe_pattern_bits(p, s, pos, n, &width) >> ins[1]) & 1)) {
+        pos += width;
+        BYTEBPE_NEXT(pc + 1);
+    }
+    goto fail;
+op_byte:
+    if (pos < n && s[pos] == (uint8_t)ins[1]) {
+        ++pos;
+        BYTEBPE_NEXT(pc + 1);
+    }
+    goto fail;
+op_run: {
+    // ins: op (RUN or RUN_BYTE), class bit (or byte), min, max (-1: none), mode, need: class bits one of
+    // which the code point after the run must have for the rest to match (0: none known; greedy runs only)
+    int64_t count;
+    ptrdiff_t shortest = -1;
+    if (ins[4] == BYTEBPE_LAZY) {
+        pos = bytebpe_pattern_take(p, ins, s, pos, n, ins[2], ins[2], &count, &shortest);
+        if (count < ins[2]) goto fail;
+        if ((ins[3] < 0 || count < ins[3]) && top < room)
+            stack[top++] = BytebpePatternFrame{pc, BYTEBPE_FRAME_EXTEND, pos, count};
+        BYTEBPE_NEXT(pc + 1);
+    }
+    pos = bytebpe_pattern_take(p, ins, s, pos, n, ins[2], ins[3], &count, &shortest);
+    if (count < ins[2]) goto fail;
+    if (ins[4] == BYTEBPE_GREEDY) {
+        uint32_t need = (uint32_t)ins[5];
+        if (need != 0) {
+            while (pos > shortest && !bytebpe_pattern_has(p, need, s, pos, n))
+                pos = bytebpe_pattern_back(s, pos, shortest);
+            if (!bytebpe_pattern_has(p, need, s, pos, n)) goto fail;    // nothing can follow the run
+        }
+        if (pos > shortest && top < room)
+            stack[top++] = BytebpePatternFrame{pc, BYTEBPE_FRAME_GIVE_BACK, pos, shortest};
+    }
+    BYTEBPE_NEXT(pc + 1);
+}
+op_split:
+    // ins: op, first choice, second choice, guard: class bits one of which the code point here must have for
+    // the first choice to match (0: none known)
+    if (ins[3] != 0 && !bytebpe_pattern_has(p, (uint32_t)ins[3], s, pos, n)) BYTEBPE_NEXT(ins[2]);
+    if (top < room) stack[top++] = BytebpePatternFrame{ins[2], BYTEBPE_FRAME_ALT, pos, 0};
+    BYTEBPE_NEXT(ins[1]);
+op_jmp:
+    BYTEBPE_NEXT(ins[1]);
+op_look: {
+    // ins: op, negative, where to continue
+    bool matched = depth < BYTEBPE_PATTERN_MAX_NESTING
+                   && bytebpe_pattern_match(p, pc + 1, s, pos, n, depth + 1, stack + top, room - top) >= 0;
+    if (matched == (ins[1] != 0)) goto fail;
+    BYTEBPE_NEXT(ins[2]);
+}
+op_atomic: {
+    ptrdiff_t end = depth < BYTEBPE_PATTERN_MAX_NESTING
+                    ? bytebpe_pattern_match(p, pc + 1, s, pos, n, depth + 1, stack + top, room - top) : -1;
+    if (end < 0) goto fail;
+    pos = end;
+    BYTEBPE_NEXT(ins[1]);
+}
+op_end_text:
+    if (pos == n) BYTEBPE_NEXT(pc + 1);
+    goto fail;
+op_end_line:
+    if (pos == n || s[pos] == '\n') BYTEBPE_NEXT(pc + 1);
+    goto fail;
+op_start_text:
+    if (pos == 0) BYTEBPE_NEXT(pc + 1);
+    goto fail;
+op_start_line:
+    if (pos == 0 || s[pos - 1] == '\n') BYTEBPE_NEXT(pc + 1);
+    goto fail;
+
+fail:
+    for (;;) {
+        if (top == 0) return -1;
+        BytebpePatternFrame* frame = &stack[top - 1];
+        if (frame->kind == BYTEBPE_FRAME_ALT) {
+            pos = frame->pos;
+            --top;
+            BYTEBPE_NEXT(frame->pc);
+        }
+        const int32_t* run = code + (size_t)frame->pc * BYTEBPE_PATTERN_WORDS;
+        if (frame->kind == BYTEBPE_FRAME_GIVE_BACK) {
+            uint32_t need = (uint32_t)run[5];
+            ptrdiff_t end = frame->pos;
+            do { end = bytebpe_pattern_back(s, end, frame->low); }
+            while (end > frame->low && !bytebpe_pattern_has(p, need, s, end, n));
+            int32_t resume = frame->pc + 1;
+            if (end == frame->low) {
+                --top;      // the shortest end: nothing more to give back after it
+                if (!bytebpe_pattern_has(p, need, s, end, n)) continue;
+            } else {
+                frame->pos = end;
+            }
+            pos = end;
+            BYTEBPE_NEXT(resume);
+        }
+        // EXTEND: a lazy run takes one more code point, if it can.
+        int64_t one;
+        ptrdiff_t ignored = -1;
+        ptrdiff_t next = bytebpe_pattern_take(p, run, s, frame->pos, n, 1, 1, &one, &ignored);
+        if (one == 1) {
+            int32_t resume = frame->pc + 1;
+            frame->pos = next;
+            frame->low += 1;
+            pos = next;
+            if (run[3] >= 0 && frame->low >= run[3]) --top;
+            BYTEBPE_NEXT(resume);
+        }
+        --top;
+    }
+#undef BYTEBPE_NEXT
+}
+
+// Scan pieces of s[start:n] (start < n) and write the end of each to piece_ends, at most `capacity` (>= 1) of
+// them; returns how many were written.
+static inline ptrdiff_t bytebpe_pattern_scan(const BytebpePatternProgram* p, const uint8_t* s, ptrdiff_t start,
+                                             ptrdiff_t n, ptrdiff_t* piece_ends, ptrdiff_t capacity) {
+    BytebpePatternFrame stack[BYTEBPE_PATTERN_STACK];
+    const size_t branches = p->branch_pc.size();
+    const int32_t* branch_pc = p->branch_pc.data();
+    const uint32_t* branch_first = p->branch_first.data();
+    ptrdiff_t count = 0, width;
+    while (start < n && count < capacity) {
+        uint32_t bits = bytebpe_pattern_bits(p, s, start, n, &width);
+        ptrdiff_t end = start + width;  // never kept: the compiler accepts only patterns that match everywhere
+        for (size_t k = 0; k < branches; ++k) {
+            uint32_t first = branch_first[k];
+            if (first != 0 && !(bits & first)) continue;
+            ptrdiff_t found = bytebpe_pattern_match(p, branch_pc[k], s, start, n, 0, stack, BYTEBPE_PATTERN_STACK);
+            if (found > start) { end = found; break; }
+        }
+        piece_ends[count++] = end;
+        start = end;
+    }
+    return count;
+}

@@ -1,0 +1,788 @@
+"""Split patterns of the GPT family compiled to programs for the compiled scanner (_pattern_scan.h).
+
+A split pattern cuts text into pieces before BPE. Every pattern in use — gpt2/r50k, cl100k, o200k, Llama 3,
+Qwen 2 to 3.6, Mistral Tekken, DeepSeek, gpt-oss, and the trainers' patterns — has one shape: a top-level
+alternation of branches, each a sequence of items. This module parses such a pattern and compiles it into a
+program that the scanner runs without the GIL, with the oracle's character classes and its backtracking
+(leftmost-first) semantics. A pattern outside the family raises `UnsupportedPattern`, naming the construct,
+and its caller keeps the `regex` engine for it.
+
+The family (a grammar; `dialect` "tiktoken" reads Rust/fancy-regex syntax, "hf" Oniguruma's)::
+
+    pattern   := branch ('|' branch)*                   every branch non-empty, none can match ""
+    branch    := item*
+    item      := atom quantifier?
+    atom      := literal | class | '.' | '\\s' '\\S' '\\d' '\\D' '\\w' '\\W' | '\\p{P}' '\\P{P}' | '\\pL'
+               | '(?:' alt ')' | '(' alt ')' | '(?i:' alt ')' | '(?>' alt ')'   groups
+               | '(?=' alt ')' | '(?!' alt ')'                                   lookaheads
+               | '$' | '^' | '\\z' | '\\A'                                        anchors
+               | '(?i)'                                                          case-insensitive from here
+    class     := '[' '^'? (char | char '-' char | escape-class)+ ']'
+    quantifier:= ('?' | '*' | '+' | '{m}' | '{m,}' | '{m,n}') ('?' lazy | '+' possessive)?
+    P         := a general category (L Lu Ll Lt Lm Lo LC M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po
+                 S Sm Sc Sk So Z Zs Zl Zp C Cc Cf Cs Co Cn, or their long names)
+
+with these limits, each refused with its reason:
+- a quantifier on a group is `?` only (greedy, lazy or possessive): repeated groups can backtrack without
+  bound (HF's `(?:X{m,n})+`, from Oniguruma's `X{m,n}+`, is read as the run it equals when m is 1);
+- case-insensitive matching (`(?i)`) applies to ASCII letters, digits, punctuation and to ``\\d``,
+  ``\\s``, ``\\p{N}`` only (other classes change under case folding in ways the tables do not record), and
+  under the "hf" dialect not to the letter pairs Oniguruma folds into one character (ss, st, ff, fi, fl);
+- no lookbehind, backreference, nested class, class set operation, Unicode script, or `\\b`;
+- the pattern must match a non-empty piece at every position of every text (every GPT pattern ends in a
+  branch that does): the scanner's pieces partition the text, as tiktoken's and HF's do for such a pattern.
+  This is checked on the compiled tables (`_pretokenize.compile_scanner`), code point class by class.
+
+Character classes are built from each code point's properties as the oracle's engine sees them
+(_unicode_props.h, tools/gen_unicode_props.py): stock tiktoken's for `Encoding(pat_str=...)`, `.tiktoken`
+and Tekken files; HF `tokenizers`' for `tokenizer.json`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import string
+from typing import Literal, Union
+
+__all__ = ["UnsupportedPattern", "Program", "compile_split_pattern", "Dialect", "GENERAL_CATEGORIES",
+           "property_values"]
+
+Dialect = Literal["tiktoken", "hf"]
+
+# A code point's property byte (_unicode_props.h): bits 0-4 its general category, by index in this tuple.
+GENERAL_CATEGORIES = ("Cn", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps",
+                      "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co")
+_SPACE, _WORD, _DIGIT, _CATEGORY = 0x20, 0x40, 0x80, 0x1F
+_ALL_VALUES = (1 << 256) - 1
+
+_GROUPS = {
+    "L": ("Lu", "Ll", "Lt", "Lm", "Lo"), "LC": ("Lu", "Ll", "Lt"), "M": ("Mn", "Mc", "Me"),
+    "N": ("Nd", "Nl", "No"), "P": ("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"), "S": ("Sm", "Sc", "Sk", "So"),
+    "Z": ("Zs", "Zl", "Zp"), "C": ("Cc", "Cf", "Cs", "Co", "Cn"),
+}
+_LONG_NAMES = {
+    "letter": "L", "casedletter": "LC", "uppercaseletter": "Lu", "lowercaseletter": "Ll",
+    "titlecaseletter": "Lt", "modifierletter": "Lm", "otherletter": "Lo", "mark": "M", "combiningmark": "M",
+    "nonspacingmark": "Mn", "spacingmark": "Mc", "enclosingmark": "Me", "number": "N", "decimalnumber": "Nd",
+    "letternumber": "Nl", "othernumber": "No", "punctuation": "P", "connectorpunctuation": "Pc",
+    "dashpunctuation": "Pd", "openpunctuation": "Ps", "closepunctuation": "Pe", "initialpunctuation": "Pi",
+    "finalpunctuation": "Pf", "otherpunctuation": "Po", "symbol": "S", "mathsymbol": "Sm",
+    "currencysymbol": "Sc", "modifiersymbol": "Sk", "othersymbol": "So", "separator": "Z",
+    "spaceseparator": "Zs", "lineseparator": "Zl", "paragraphseparator": "Zp", "other": "C", "control": "Cc",
+    "format": "Cf", "surrogate": "Cs", "privateuse": "Co", "unassigned": "Cn",
+}
+# Letter pairs Oniguruma's case-insensitive matching folds into one character (ß, ﬆ, ﬀ, ﬁ, ﬂ).
+_ONIGURUMA_MULTI_FOLDS = ("ss", "st", "ff", "fi", "fl")
+
+# Instructions: six int32 words each, [op, a, b, c, d, e]; see _pattern_scan.h, which runs them.
+OP_MATCH, OP_SET, OP_BYTE, OP_RUN, OP_RUN_BYTE, OP_SPLIT, OP_JMP, OP_LOOK, OP_ATOMIC = range(9)
+OP_END_TEXT, OP_END_LINE, OP_START_TEXT, OP_START_LINE, OP_SUCCEED = range(9, 14)
+GREEDY, LAZY, POSSESSIVE = 0, 1, 2
+UNBOUNDED = -1
+NO_BIT = -1
+_MAX_SETS = 32
+_MAX_INSTRUCTIONS = 249     # _pattern_scan.h: fewer than its BYTEBPE_PATTERN_MAX_INSTRUCTIONS
+_MAX_NESTING = 4            # lookaheads and atomic groups inside each other (BYTEBPE_PATTERN_MAX_NESTING)
+_MAX_REPEAT = 1 << 20
+
+
+class UnsupportedPattern(ValueError):
+    """A split pattern outside the family the compiled scanner runs (the message says which construct)."""
+
+
+# ==== sets ========================================================================================
+
+
+def _values_where(predicate) -> int:
+    """The 256-bit mask of property bytes that satisfy `predicate`."""
+    mask = 0
+    for value in range(256):
+        if predicate(value):
+            mask |= 1 << value
+    return mask
+
+
+def _category_mask(name: str) -> int:
+    names = _GROUPS.get(name, (name,))
+    indices = {GENERAL_CATEGORIES.index(n) for n in names}
+    return _values_where(lambda value: (value & _CATEGORY) in indices)
+
+
+def _short_name(name: str) -> str | None:
+    if name in _GROUPS or name in GENERAL_CATEGORIES:
+        return name
+    return _LONG_NAMES.get(name.replace("_", "").replace(" ", "").replace("-", "").lower())
+
+
+def property_values(name: str) -> int | None:
+    """The 256-bit mask of property bytes in the general category (or group) `name` of ``\\p{name}`` (a
+    leading ^ negates it); None for a name that is not a general category."""
+    short = _short_name(name.lstrip("^"))
+    if short is None:
+        return None
+    mask = _category_mask(short)
+    return _ALL_VALUES & ~mask if name.startswith("^") else mask
+
+
+_SPACE_MASK = _values_where(lambda value: value & _SPACE)
+_WORD_MASK = _values_where(lambda value: value & _WORD)
+_DIGIT_MASK = _values_where(lambda value: value & _DIGIT)
+
+
+@dataclasses.dataclass(frozen=True)
+class CharSet:
+    """Code points cp with ``negated != (property byte of cp in values or cp in ranges)``: `values` a 256-bit
+    mask over property bytes, `ranges` inclusive (low, high) pairs, sorted and merged."""
+    negated: bool
+    values: int
+    ranges: tuple[tuple[int, int], ...]
+
+    @staticmethod
+    def of(items: list[tuple[int, tuple[tuple[int, int], ...]]], negated: bool) -> CharSet:
+        values = 0
+        ranges: list[tuple[int, int]] = []
+        for item_values, item_ranges in items:
+            values |= item_values
+            ranges.extend(item_ranges)
+        merged: list[tuple[int, int]] = []
+        for low, high in sorted(ranges):
+            if merged and low <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+            else:
+                merged.append((low, high))
+        return CharSet(negated, values, tuple(merged))
+
+
+# What one class item contributes: (property-byte mask, explicit ranges).
+_Item = tuple[int, tuple[tuple[int, int], ...]]
+
+
+# ==== syntax tree =================================================================================
+
+@dataclasses.dataclass
+class _Set:
+    charset: CharSet
+
+
+@dataclasses.dataclass
+class _Byte:
+    byte: int
+
+
+@dataclasses.dataclass
+class _Seq:
+    items: list[_Node]
+
+
+@dataclasses.dataclass
+class _Alt:
+    branches: list[_Seq]
+
+
+@dataclasses.dataclass
+class _Repeat:
+    node: _Node
+    low: int
+    high: int           # UNBOUNDED or >= low
+    mode: int
+
+
+@dataclasses.dataclass
+class _Look:
+    alt: _Alt
+    negative: bool
+
+
+@dataclasses.dataclass
+class _Atomic:
+    alt: _Alt
+
+
+@dataclasses.dataclass
+class _Anchor:
+    op: int
+
+
+_Node = Union[_Set, _Byte, _Seq, _Alt, _Repeat, _Look, _Atomic, _Anchor]
+
+
+# ==== parser ======================================================================================
+
+class _Parser:
+    def __init__(self, pattern: str, dialect: Dialect, case_extras: dict[str, tuple[int, ...]]) -> None:
+        self.text = pattern
+        self.i = 0
+        self.dialect = dialect
+        self.case_extras = case_extras
+
+    def refuse(self, what: str) -> UnsupportedPattern:
+        return UnsupportedPattern(f"{what} (at offset {self.i} of {self.text!r})")
+
+    def peek(self, k: int = 0) -> str:
+        return self.text[self.i + k] if self.i + k < len(self.text) else ""
+
+    def take(self) -> str:
+        if self.i >= len(self.text):
+            raise self.refuse("the pattern ends inside a construct")
+        c = self.text[self.i]
+        self.i += 1
+        return c
+
+    def parse(self) -> _Alt:
+        alt = self.alternation(False)
+        if self.i != len(self.text):
+            raise self.refuse(f"unbalanced {self.peek()!r}")
+        return alt
+
+    def alternation(self, fold: bool) -> _Alt:
+        branches = [self.sequence(fold)]
+        while self.peek() == "|":
+            self.i += 1
+            branches.append(self.sequence(fold))
+        return _Alt(branches)
+
+    def sequence(self, fold: bool) -> _Seq:
+        items: list[_Node] = []
+        while self.peek() not in ("", "|", ")"):
+            if self.text.startswith("(?i)", self.i):
+                self.i += 4
+                fold = True
+                continue
+            atom = self.atom(fold)
+            items.append(self.quantified(atom))
+        if fold and self.dialect == "hf":
+            _refuse_multi_folds(items, self)
+        return _Seq(items)
+
+    def quantified(self, atom: _Node) -> _Node:
+        c = self.peek()
+        if c == "?":
+            low, high = 0, 1
+        elif c == "*":
+            low, high = 0, UNBOUNDED
+        elif c == "+":
+            low, high = 1, UNBOUNDED
+        elif c == "{" and self.interval_ahead():
+            return self.interval(atom)
+        else:
+            return atom
+        self.i += 1
+        return self.with_mode(atom, low, high, self.mode(allow_possessive=True))
+
+    def interval_ahead(self) -> bool:
+        j = self.text.find("}", self.i)
+        body = self.text[self.i + 1:j] if j > 0 else ""
+        return bool(body) and all(ch.isdigit() or ch == "," for ch in body) and body.count(",") <= 1 \
+            and body[0] != ","
+
+    def interval(self, atom: _Node) -> _Node:
+        j = self.text.index("}", self.i)
+        body = self.text[self.i + 1:j]
+        self.i = j + 1
+        if "," in body:
+            low_text, high_text = body.split(",")
+            low, high = int(low_text), (int(high_text) if high_text else UNBOUNDED)
+        else:
+            low = high = int(body)
+        if low > _MAX_REPEAT or (high != UNBOUNDED and (high > _MAX_REPEAT or high < low)):
+            raise self.refuse(f"repeat {{{body}}} out of range")
+        if self.dialect == "hf" and self.peek() == "+":
+            # Oniguruma: X{m,n}+ is (?:X{m,n})+, a repeated interval, not a possessive one.
+            self.i += 1
+            inner = self.with_mode(atom, low, high, GREEDY)
+            return self.with_mode(inner, 1, UNBOUNDED, self.mode(allow_possessive=False))
+        return self.with_mode(atom, low, high, self.mode(allow_possessive=True))
+
+    def mode(self, allow_possessive: bool) -> int:
+        if self.peek() == "?":
+            self.i += 1
+            return LAZY
+        if self.peek() == "+" and allow_possessive:
+            self.i += 1
+            return POSSESSIVE
+        return GREEDY
+
+    def with_mode(self, atom: _Node, low: int, high: int, mode: int) -> _Node:
+        if isinstance(atom, (_Set, _Byte)):
+            return _Repeat(atom, low, high, mode)
+        if isinstance(atom, _Repeat) and isinstance(atom.node, (_Set, _Byte)) and atom.low == 1 and low == 1 \
+                and high == UNBOUNDED and atom.mode == GREEDY and mode != LAZY:
+            # (?:X{1,n})+ matches what X+ matches, and gives back one X at a time in the same order.
+            return _Repeat(atom.node, 1, UNBOUNDED, mode)
+        if isinstance(atom, (_Anchor, _Look)):
+            raise self.refuse("a quantifier on an anchor or a lookahead")
+        if (low, high) != (0, 1):
+            raise self.refuse("a group repeated by a quantifier other than '?' (repeated groups can backtrack "
+                              "without bound)")
+        return _Repeat(atom, low, high, mode)
+
+    def atom(self, fold: bool) -> _Node:
+        c = self.take()
+        if c == "(":
+            return self.group(fold)
+        if c == "[":
+            return _Set(self.char_class(fold))
+        if c == ".":
+            return _Set(CharSet.of([(0, ((10, 10),))], True))
+        if c == "$":
+            return _Anchor(OP_END_TEXT if self.dialect == "tiktoken" else OP_END_LINE)
+        if c == "^":
+            return _Anchor(OP_START_TEXT if self.dialect == "tiktoken" else OP_START_LINE)
+        if c == "\\":
+            return self.escape(fold)
+        if c in "*+?{" and not (c == "{" and not self.interval_ahead_at(self.i - 1)):
+            raise self.refuse(f"a quantifier {c!r} with nothing to repeat")
+        if c in ")]":
+            raise self.refuse(f"unbalanced {c!r}")
+        return self.literal(ord(c), fold)
+
+    def interval_ahead_at(self, position: int) -> bool:
+        saved, self.i = self.i, position
+        try:
+            return self.interval_ahead()
+        finally:
+            self.i = saved
+
+    def literal(self, cp: int, fold: bool) -> _Node:
+        if fold:
+            folded = self.folded(cp)
+            if folded is not None:
+                return _Set(folded)
+        if cp < 0x80:
+            return _Byte(cp)
+        return _Set(CharSet.of([(0, ((cp, cp),))], False))
+
+    def folded(self, cp: int) -> CharSet | None:
+        """The set `(?i:chr(cp))` matches, or None when it is the code point alone."""
+        char = chr(cp)
+        if char in string.ascii_letters:
+            lower = char.lower()
+            cps = {ord(lower), ord(lower.upper()), *self.case_extras.get(lower, ())}
+            return CharSet.of([(0, tuple((x, x) for x in cps))], False)
+        if cp < 0x80:
+            return None
+        raise self.refuse(f"case-insensitive matching of {char!r} (only ASCII is supported under (?i))")
+
+    def group(self, fold: bool) -> _Node:
+        if self.peek() != "?":
+            alt = self.alternation(fold)
+        else:
+            self.i += 1
+            kind = self.take()
+            if kind == ":":
+                alt = self.alternation(fold)
+            elif kind == "i" and self.peek() == ":":
+                self.i += 1
+                alt = self.alternation(True)
+            elif kind in "=!":
+                look = _Look(self.alternation(fold), kind == "!")
+                self.close()
+                return look
+            elif kind == ">":
+                atomic = _Atomic(self.alternation(fold))
+                self.close()
+                return atomic
+            elif kind == "<" and self.peek() in "=!":
+                raise self.refuse("lookbehind")
+            else:
+                raise self.refuse(f"the group '(?{kind}' (supported: (?:, (?i:, (?=, (?!, (?>)")
+        self.close()
+        return alt
+
+    def close(self) -> None:
+        if self.take() != ")":
+            raise self.refuse("a group is not closed")
+
+    def escape(self, fold: bool) -> _Node:
+        item = self.escape_item(fold, in_class=False)
+        if isinstance(item, _Anchor):
+            return item
+        if isinstance(item, int):
+            return self.literal(item, fold)
+        return _Set(CharSet.of([item[0]], item[1]))
+
+    def escape_item(self, fold: bool, in_class: bool):
+        """After a backslash: a code point (int), a class item ((values, ranges), negated), or an anchor."""
+        c = self.take()
+        simple = {"r": 13, "n": 10, "t": 9, "f": 12, "v": 11, "a": 7, "e": 27}
+        if c in simple:
+            return simple[c]
+        if c in "sSdDwW":
+            mask = {"s": _SPACE_MASK, "d": _DIGIT_MASK, "w": _WORD_MASK}[c.lower()]
+            if fold and c.lower() == "w":
+                raise self.refuse("case-insensitive \\w")
+            return (mask, ()), c.isupper()
+        if c in "pP":
+            return (self.property(fold), ()), c == "P"
+        if c == "x":
+            return self.hex_escape()
+        if c == "u" and self.dialect == "hf":
+            digits = self.text[self.i:self.i + 4]
+            if len(digits) == 4 and all(ch in string.hexdigits for ch in digits):
+                self.i += 4
+                return int(digits, 16)
+        if not in_class and c == "z":
+            return _Anchor(OP_END_TEXT)
+        if not in_class and c == "A":
+            return _Anchor(OP_START_TEXT)
+        if c.isascii() and not c.isalnum():
+            return ord(c)
+        raise self.refuse(f"the escape '\\{c}'")
+
+    def hex_escape(self) -> int:
+        if self.peek() == "{":
+            end = self.text.find("}", self.i)
+            digits = self.text[self.i + 1:end] if end > 0 else ""
+            self.i = end + 1 if end > 0 else self.i
+        else:
+            digits = self.text[self.i:self.i + 2]
+            self.i += 2
+        if not digits or not all(ch in string.hexdigits for ch in digits) or int(digits, 16) >= 0x110000:
+            raise self.refuse("a malformed \\x escape")
+        return int(digits, 16)
+
+    def property(self, fold: bool) -> int:
+        if self.peek() == "{":
+            end = self.text.find("}", self.i)
+            if end < 0:
+                raise self.refuse("an unclosed \\p{")
+            name = self.text[self.i + 1:end]
+            self.i = end + 1
+        else:
+            name = self.take()
+        values = property_values(name)
+        if values is None:
+            raise self.refuse(f"the property \\p{{{name}}} (supported: general categories)")
+        if fold and _short_name(name.lstrip("^")) not in ("N", "Nd", "Nl", "No"):
+            raise self.refuse(f"case-insensitive \\p{{{name}}}")
+        return values
+
+    def char_class(self, fold: bool) -> CharSet:
+        negated = self.peek() == "^"
+        if negated:
+            self.i += 1
+        items: list[_Item] = []
+        first = True
+        while True:
+            c = self.take()
+            if c == "]" and not first:
+                break
+            first = False
+            if c == "[":
+                raise self.refuse("a nested class or a POSIX class inside [...]")
+            if c in "&-~" and self.peek() == c:
+                raise self.refuse(f"the class set operation {c * 2!r}")
+            if c == "\\":
+                item = self.escape_item(fold, in_class=True)
+                if isinstance(item, tuple):
+                    (values, ranges), item_negated = item
+                    items.append((_ALL_VALUES & ~values if item_negated else values, ranges))
+                    continue
+                low = item
+            else:
+                low = ord(c)
+            if self.peek() == "-" and self.peek(1) not in ("]", ""):
+                self.i += 1
+                c = self.take()
+                high = self.escape_item(fold, in_class=True) if c == "\\" else ord(c)
+                if not isinstance(high, int) or high < low:
+                    raise self.refuse("a malformed range in [...]")
+            else:
+                high = low
+            items.append(self.folded_range(low, high, fold))
+        return CharSet.of(items, negated)
+
+    def folded_range(self, low: int, high: int, fold: bool) -> _Item:
+        if not fold:
+            return 0, ((low, high),)
+        ranges = [(low, high)]
+        for cp in range(low, min(high, 0x7F) + 1):
+            folded = self.folded(cp)
+            if folded is not None:
+                ranges.extend(folded.ranges)
+        if high >= 0x80:
+            raise self.refuse("case-insensitive matching of a range beyond ASCII")
+        return 0, tuple(ranges)
+
+
+def _refuse_multi_folds(items: list[_Node], parser: _Parser) -> None:
+    letters = "".join(chr(item.charset.ranges[0][0]).lower() if isinstance(item, _Set) and item.charset.ranges
+                      and not item.charset.negated and item.charset.values == 0 else " " for item in items)
+    for pair in _ONIGURUMA_MULTI_FOLDS:
+        if pair in letters:
+            raise parser.refuse(f"case-insensitive {pair!r}, which Oniguruma also matches as one character")
+
+
+# ==== compiler ====================================================================================
+
+@dataclasses.dataclass
+class Program:
+    """What the scanner runs (see _pattern_scan.h).
+
+    sets: the character sets, by bit; first_sets: per branch, the bits whose code points can start it (empty
+    tuple: any); code: instructions of six words; branch_starts: the pc of each top-level branch;
+    coverage: per branch, (bit, bits) — the branch matches one code point in set `bit` whatever follows, unless
+    it also has one of `bits` (-1: no such guarantee); the scanner's tables check that every code point is
+    covered by some branch."""
+    pattern: str
+    dialect: str
+    sets: list[CharSet]
+    first_sets: list[tuple[int, ...]]
+    first_bytes: list[tuple[int, ...]]
+    code: list[int]
+    branch_starts: list[int]
+    coverage: list[tuple[int, int]]
+
+
+class _Compiler:
+    def __init__(self) -> None:
+        self.sets: list[CharSet] = []
+        self.code: list[list[int]] = []
+        self.depth = 0
+
+    def set_bit(self, charset: CharSet) -> int:
+        if charset not in self.sets:
+            if len(self.sets) >= _MAX_SETS:
+                raise UnsupportedPattern(f"more than {_MAX_SETS} distinct character classes")
+            self.sets.append(charset)
+        return self.sets.index(charset)
+
+    def first_mask(self, items: list[_Node]) -> int:
+        """Set bits one of which the first code point of any match of `items` has; 0 when unknown (the items
+        can match empty, or start with an assertion) or when the sets ran out (a guard is an optimization)."""
+        if not items or _nullable(_Seq(items)):
+            return 0
+        found = _firsts(_Seq(items))
+        if found is None:
+            return 0
+        sets, bytes_ = found
+        if bytes_:
+            sets = sets + [CharSet.of([(0, tuple((b, b) for b in bytes_))], False)]
+        mask = 0
+        for charset in sets:
+            if charset not in self.sets and len(self.sets) >= _MAX_SETS - 8:
+                return 0        # keep bits for the sets the program needs
+            mask |= 1 << self.set_bit(charset)
+        return mask
+
+    def emit(self, op: int, a: int = 0, b: int = 0, c: int = 0, d: int = 0, e: int = 0) -> int:
+        self.code.append([op, a, b, c, d, e])
+        if len(self.code) > _MAX_INSTRUCTIONS:
+            raise UnsupportedPattern("the pattern compiles to too many instructions")
+        return len(self.code) - 1
+
+    def alt(self, alt: _Alt, rest: list[_Node]) -> None:
+        """Branches in order: SPLIT to the first (skipped when the code point cannot start it), on failure the
+        next."""
+        jumps = []
+        for k, branch in enumerate(alt.branches):
+            if k < len(alt.branches) - 1:
+                split = self.emit(OP_SPLIT, 0, 0, _signed(self.first_mask(branch.items)))
+                self.code[split][1] = split + 1
+            self.seq(branch, rest, top=False)
+            if k < len(alt.branches) - 1:
+                jumps.append(self.emit(OP_JMP))
+                self.code[split][2] = len(self.code)
+        for jump in jumps:
+            self.code[jump][1] = len(self.code)
+
+    def seq(self, seq: _Seq, rest: list[_Node], top: bool) -> None:
+        """`rest`: what follows the sequence inside its branch (for the runs' `need`); `top`: the sequence is
+        a top-level branch, so nothing follows `rest` but the match."""
+        for index, item in enumerate(seq.items):
+            self.node(item, seq.items[index + 1:] + rest, top)
+
+    def node(self, node: _Node, rest: list[_Node], top: bool) -> None:
+        if isinstance(node, _Set):
+            self.emit(OP_SET, self.set_bit(node.charset))
+        elif isinstance(node, _Byte):
+            self.emit(OP_BYTE, node.byte)
+        elif isinstance(node, _Seq):
+            self.seq(node, rest, top)
+        elif isinstance(node, _Alt):
+            if len(node.branches) == 1:
+                self.seq(node.branches[0], rest, top)
+            else:
+                self.alt(node, rest)
+        elif isinstance(node, _Repeat):
+            self.repeat(node, rest, top)
+        elif isinstance(node, _Look):
+            look = self.emit(OP_LOOK, int(node.negative))
+            self.nested(lambda: self.alt(node.alt, []))
+            self.emit(OP_SUCCEED)
+            self.code[look][2] = len(self.code)
+        elif isinstance(node, _Atomic):
+            self.atomic(lambda: self.alt(node.alt, []))
+        elif isinstance(node, _Anchor):
+            self.emit(node.op)
+
+    def atomic(self, body) -> None:
+        atomic = self.emit(OP_ATOMIC)
+        self.nested(body)
+        self.emit(OP_SUCCEED)
+        self.code[atomic][1] = len(self.code)
+
+    def nested(self, body) -> None:
+        self.depth += 1
+        if self.depth > _MAX_NESTING:
+            raise UnsupportedPattern(f"lookaheads and atomic groups nested more than {_MAX_NESTING} deep")
+        body()
+        self.depth -= 1
+
+    def repeat(self, node: _Repeat, rest: list[_Node], top: bool) -> None:
+        mode = node.mode
+        if mode == GREEDY and top and _free_tail(rest):
+            # What follows always matches, so the longest run is the one kept: it never gives back.
+            mode = POSSESSIVE
+        if isinstance(node.node, (_Set, _Byte)):
+            # need: set bits one of which the code point after the run must have for the rest to match (0:
+            # none known): a greedy run gives back only to such positions, and fails when none is left.
+            need = self.first_mask(_required_prefix(rest)) if mode == GREEDY else 0
+            if isinstance(node.node, _Set):
+                self.emit(OP_RUN, self.set_bit(node.node.charset), node.low, node.high, mode, _signed(need))
+            else:
+                self.emit(OP_RUN_BYTE, node.node.byte, node.low, node.high, mode, _signed(need))
+            return
+        # An optional group (the parser allows no other repeated group).
+        if mode == POSSESSIVE:
+            self.atomic(lambda: self.repeat(_Repeat(node.node, 0, 1, GREEDY), [], False))
+            return
+        guard = self.first_mask([node.node]) if mode == GREEDY else 0
+        split = self.emit(OP_SPLIT, 0, 0, _signed(guard))
+        body = len(self.code)
+        self.node(node.node, rest, False)
+        after = len(self.code)
+        self.code[split][1:3] = [body, after] if mode == GREEDY else [after, body]
+
+
+def _signed(mask: int) -> int:
+    """A 32-bit mask as the int32 word that holds it."""
+    return mask - (1 << 32) if mask >= 1 << 31 else mask
+
+
+def _required_prefix(rest: list[_Node]) -> list[_Node]:
+    """`rest` if some item of it must consume a code point before any assertion, else [] (no need known)."""
+    for item in rest:
+        if isinstance(item, (_Look, _Anchor)):
+            return []
+        if not _nullable(item):
+            return rest
+    return []
+
+
+# ---- analysis -------------------------------------------------------------------------------------
+
+def _nullable(node: _Node) -> bool:
+    if isinstance(node, (_Set, _Byte)):
+        return False
+    if isinstance(node, _Seq):
+        return all(_nullable(item) for item in node.items)
+    if isinstance(node, _Alt):
+        return any(_nullable(branch) for branch in node.branches)
+    if isinstance(node, _Repeat):
+        return node.low == 0 or _nullable(node.node)
+    if isinstance(node, _Atomic):
+        return _nullable(node.alt)
+    return True     # lookaheads and anchors consume nothing
+
+
+def _firsts(node: _Node) -> tuple[list[CharSet], list[int]] | None:
+    """Sets and bytes one of which the first code point of a non-empty match of `node` is in (None: any)."""
+    if isinstance(node, _Set):
+        return [node.charset], []
+    if isinstance(node, _Byte):
+        return [], [node.byte]
+    if isinstance(node, (_Repeat, _Atomic)):
+        return _firsts(node.node if isinstance(node, _Repeat) else node.alt)
+    if isinstance(node, _Alt):
+        sets: list[CharSet] = []
+        bytes_: list[int] = []
+        for branch in node.branches:
+            found = _firsts(branch)
+            if found is None:
+                return None
+            sets += found[0]
+            bytes_ += found[1]
+        return sets, bytes_
+    if isinstance(node, _Seq):
+        sets, bytes_ = [], []
+        for item in node.items:
+            if isinstance(item, (_Look, _Anchor)):
+                return None
+            found = _firsts(item)
+            if found is None:
+                return None
+            sets += found[0]
+            bytes_ += found[1]
+            if not _nullable(item):
+                return sets, bytes_
+        return sets, bytes_
+    return None
+
+
+def _free_tail(items: list[_Node]) -> bool:
+    """Whether `items` always match (the empty string at least) whatever the text follows: each item then
+    matches (an optional item, greedy, lazy or possessive, matches its body or nothing), so the sequence does."""
+    def free(node: _Node) -> bool:
+        if isinstance(node, (_Look, _Anchor)):
+            return False
+        if isinstance(node, _Repeat):
+            return node.low == 0
+        if isinstance(node, _Seq):
+            return all(free(item) for item in node.items)
+        if isinstance(node, _Alt):
+            return any(free(branch) for branch in node.branches)
+        return False
+    return all(free(item) for item in items)
+
+
+def _coverage(branch: _Seq, compiler: _Compiler) -> tuple[int, int]:
+    """(bit, bits): the branch matches at any code point in set `bit` that has none of `bits`, whatever
+    follows; (-1, 0) when no such set is known."""
+    blocked = 0
+    for index, item in enumerate(branch.items):
+        if isinstance(item, _Repeat) and item.low == 0 and isinstance(item.node, (_Set, _Byte)):
+            if item.mode == POSSESSIVE:     # it would keep a code point the next item needs
+                if isinstance(item.node, _Byte):
+                    return NO_BIT, 0
+                blocked |= 1 << compiler.set_bit(item.node.charset)
+            continue
+        # One code point is enough for the item (a set or byte, or a run of at least one), and the rest always
+        # matches.
+        head = item.node if isinstance(item, _Repeat) and item.low == 1 else item
+        if isinstance(head, _Byte):
+            head = _Set(CharSet.of([(0, ((head.byte, head.byte),))], False))
+        if isinstance(head, _Set) and _free_tail(branch.items[index + 1:]):
+            return compiler.set_bit(head.charset), blocked
+        return NO_BIT, 0
+    return NO_BIT, 0
+
+
+def compile_split_pattern(pattern: str, dialect: Dialect = "tiktoken",
+                          case_extras: dict[str, tuple[int, ...]] | None = None) -> Program:
+    """The program of `pattern`, or `UnsupportedPattern` naming what is outside the family.
+
+    `case_extras`: per ASCII letter, the other code points the oracle's ``(?i:letter)`` matches (from
+    _unicode_props.h: `_pretokenize.case_extras`)."""
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str, got {type(pattern).__name__}")
+    if dialect not in ("tiktoken", "hf"):
+        raise ValueError(f'dialect must be "tiktoken" or "hf", got {dialect!r}')
+    tree = _Parser(pattern, dialect, case_extras or {}).parse()
+    for branch in tree.branches:
+        if _nullable(branch):
+            raise UnsupportedPattern(f"a branch that can match the empty string in {pattern!r}")
+    compiler = _Compiler()
+    branch_starts: list[int] = []
+    for branch in tree.branches:
+        branch_starts.append(len(compiler.code))
+        compiler.seq(branch, [], top=True)
+        compiler.emit(OP_MATCH)
+    first_sets: list[tuple[int, ...]] = []
+    first_bytes: list[tuple[int, ...]] = []
+    coverage = [_coverage(branch, compiler) for branch in tree.branches]
+    for branch in tree.branches:
+        found = _firsts(branch)     # None: any code point may start the branch (both tuples empty)
+        first_sets.append(() if found is None else tuple(sorted({compiler.set_bit(s) for s in found[0]})))
+        first_bytes.append(() if found is None else tuple(sorted(set(found[1]))))
+    return Program(pattern, dialect, compiler.sets, first_sets, first_bytes,
+                   [word for instruction in compiler.code for word in instruction], branch_starts, coverage)
