@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 # The compiled core is imported unconditionally: there is no pure-Python fallback to fall into silently.
 from ._core import InvalidTokenError
 from .encoding import Encoding, PieceCacheInfo, load
+from .file_formats import TokenizerFileError
+from .model_files import MODEL_PRESETS, ModelFileError, from_tekken_json, from_tiktoken_file, load_model_file
 from .registry import (
     UnknownEncodingError,
     UnknownModelError,
@@ -39,6 +41,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
         train_from_counts,
     )
     from .readers import BadDocumentError, ReadTally
+    from .tokenizer_files import load_tokenizer
     from .token_outputs import (
         EncodingMismatchError,
         ShardIndex,
@@ -60,12 +63,15 @@ __all__ = [
     "EncodingMismatchError",
     "FileStats",
     "InvalidTokenError",
+    "MODEL_PRESETS",
+    "ModelFileError",
     "PieceCacheInfo",
     "ReadTally",
     "ShardIndex",
     "TokenFiles",
     "TokenFilesMeta",
     "TokenShards",
+    "TokenizerFileError",
     "TokenizerJsonError",
     "UnknownEncodingError",
     "UnknownModelError",
@@ -79,14 +85,18 @@ __all__ = [
     "encode_files",
     "encoding_for_model",
     "encoding_name_for_model",
+    "from_tekken_json",
+    "from_tiktoken_file",
     "from_tokenizer_json",
     "get_encoding",
     "list_encoding_names",
     "load",
+    "load_model_file",
     "load_tiktoken_bpe",
     "load_piece_counts",
     "load_token_files",
     "load_token_shards",
+    "load_tokenizer",
     "save_piece_counts",
     "train",
     "train_from_counts",
@@ -116,6 +126,8 @@ _LAZY_NAMES = {
     "train_from_counts": "piece_counts",
     "TokenizerJsonError": "hf_import",
     "from_tokenizer_json": "hf_import",
+    # (it reads tokenizer.json files too: hf_import comes with it)
+    "load_tokenizer": "tokenizer_files",
 }
 
 

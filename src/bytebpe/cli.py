@@ -19,6 +19,7 @@ import numpy as np
 from . import __version__, batching, datasets, registry, token_outputs
 from .encoding import Encoding, load
 from .interrupts import Terminated, signals_raise
+from .model_files import MODEL_PRESETS
 from .readers import STDIN_FORMATS, BadDocumentError, InputFile, ReadTally, check_read_options, find_input_files
 from .token_files import token_dtype
 
@@ -52,9 +53,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if given:
             parser.error(f"train: --{given[0].replace('_', '-')} is about reading INPUT files, and --from-counts "
                          f"reads none")
-    if args.command == "verify" and args.against == "tiktoken" and args.tokenizer:
-        parser.error("verify: --against tiktoken compares named encodings (--encoding NAME); a tokenizer file is "
-                     "compared against HF tokenizers (--against tokenizers)")
+    if args.command == "verify" and args.against == "tiktoken" and not all(
+            map(_is_tiktoken_file, args.tokenizer or [])):
+        parser.error("verify: --against tiktoken compares named encodings (--encoding NAME) and .tiktoken "
+                     "vocabularies; a tokenizer file is compared against HF tokenizers (--against tokenizers)")
+    if args.command == "verify" and args.against == "mistral-common" and (
+            args.encoding or not all(map(_is_tekken_file, args.tokenizer or []))):
+        parser.error("verify: --against mistral-common compares Mistral Tekken files (--tokenizer tekken.json)")
     if args.command == "verify" and not args.encoding and not args.tokenizer:
         args.encoding = ["cl100k_base"]
     try:
@@ -290,8 +295,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _verify_targets(args: argparse.Namespace) -> list[tuple[str, Encoding, object, str]]:
     """(name, encoding, reference, reference's name) for each --encoding, then each --tokenizer. The reference
-    is --against's; by default tiktoken for a named encoding, HF tokenizers for a tokenizer file (reading a
-    tokenizer.json itself; a bytebpe file, or a named encoding with --against tokenizers, exported as one)."""
+    is --against's; by default tiktoken for a named encoding, and for a tokenizer file its format's: HF
+    tokenizers for a tokenizer.json (reading it itself) or a bytebpe file (exported as one), mistral-common
+    for a Tekken file, tiktoken for a .tiktoken vocabulary (reading it with the same pattern and special
+    tokens)."""
     from . import compare
 
     targets: list[tuple[str, Encoding, object, str]] = []
@@ -302,11 +309,20 @@ def _verify_targets(args: argparse.Namespace) -> list[tuple[str, Encoding, objec
             targets.append((name, enc, compare.tiktoken_reference(name), "tiktoken"))
         else:
             targets.append((name, enc, compare.tokenizers_reference(enc), "HF tokenizers"))
+    tiktoken_files = [path for path in args.tokenizer or [] if _is_tiktoken_file(path)]
+    if not tiktoken_files:
+        _refuse_tiktoken_options(args)
     for path in args.tokenizer or []:
-        enc = _encoding_of(argparse.Namespace(tokenizer=path, encoding=None,
-                                              add_special_tokens=args.add_special_tokens))
-        hf_file = path if _is_hf_tokenizer_json(Path(path)) else None
-        targets.append((path, enc, compare.tokenizers_reference(enc, hf_file), "HF tokenizers"))
+        # --model, --pattern, --pat-str and --special are for the .tiktoken files among several.
+        kind, enc = _tokenizer_file_of(path, args if path in tiktoken_files else argparse.Namespace(
+            add_special_tokens=args.add_special_tokens))
+        if kind == "tekken" and args.against in (None, "mistral-common"):
+            targets.append((path, enc, compare.mistral_common_reference(path), "mistral-common"))
+        elif kind == "tiktoken" and args.against in (None, "tiktoken"):
+            targets.append((path, enc, compare.tiktoken_file_reference(path, enc), "tiktoken"))
+        else:
+            hf_file = path if kind == "tokenizer.json" else None
+            targets.append((path, enc, compare.tokenizers_reference(enc, hf_file), "HF tokenizers"))
     return targets
 
 
@@ -381,27 +397,50 @@ def _export_tiktoken_cache(args: argparse.Namespace) -> int:
 
 
 def _encoding_of(args: argparse.Namespace) -> Encoding:
-    """The encoding named by --encoding, or loaded from --tokenizer: a file written by `bytebpe train` (or
-    `Encoding.save`), or a Hugging Face tokenizer.json."""
+    """The encoding named by --encoding, or read from --tokenizer: any file `bytebpe.load_tokenizer` reads (one
+    written by `bytebpe train` or `Encoding.save`, a Hugging Face tokenizer.json, a Mistral Tekken file, a
+    .tiktoken vocabulary with --model or --pattern/--pat-str)."""
     if args.tokenizer:
-        if not Path(args.tokenizer).is_file():
-            raise CommandError(f"tokenizer file not found: {args.tokenizer}")
-        if _is_hf_tokenizer_json(Path(args.tokenizer)):
-            from .hf_import import TokenizerJsonError, from_tokenizer_json
-
-            try:
-                return from_tokenizer_json(args.tokenizer,
-                                           add_special_tokens=getattr(args, "add_special_tokens", False))
-            except TokenizerJsonError as error:
-                raise CommandError(f"{args.tokenizer}: {error}") from None
-        if getattr(args, "add_special_tokens", False):
-            raise CommandError(f"--add-special-tokens applies a Hugging Face tokenizer.json's post_processor, and "
-                               f"{args.tokenizer} is not one")
-        return load(args.tokenizer)
+        return _tokenizer_file_of(args.tokenizer, args)[1]
     if getattr(args, "add_special_tokens", False):
         raise CommandError("--add-special-tokens applies a Hugging Face tokenizer.json's post_processor: give "
                            "--tokenizer FILE")
+    _refuse_tiktoken_options(args)
     return registry.get_encoding(args.encoding)
+
+
+def _refuse_tiktoken_options(args: argparse.Namespace) -> None:
+    """`_tiktoken_file_arguments`' options, given with no .tiktoken --tokenizer, are an error (not ignored)."""
+    given = [option for option in ("model", "pattern", "pat_str", "special") if getattr(args, option, None)]
+    if given:
+        raise CommandError(f"--{given[0].replace('_', '-')} is for a .tiktoken vocabulary given as --tokenizer FILE")
+
+
+def _tokenizer_file_of(path: str, args: argparse.Namespace) -> tuple[str, Encoding]:
+    """(the file's format, its encoding): `load_tokenizer` with the options of `_tiktoken_file_arguments`."""
+    from .hf_import import TokenizerJsonError
+    from .tokenizer_files import load_tokenizer_file
+
+    if not Path(path).is_file():
+        raise CommandError(f"tokenizer file not found: {path}")
+    pat_str = getattr(args, "pat_str", None)
+    if getattr(args, "pattern", None):
+        from .training import resolve_pattern
+
+        pat_str = resolve_pattern(args.pattern)
+    special_tokens = _parse_special_tokens(getattr(args, "special", None))
+    if special_tokens is not None and pat_str is None:
+        raise CommandError("--special goes with --pattern or --pat-str (a --model brings its own special tokens)")
+    if pat_str is None and getattr(args, "model", None) is None and _is_tiktoken_file(path):
+        raise CommandError(f"{path} is a .tiktoken vocabulary, which holds no split pattern (nor special tokens): "
+                           f"give --model NAME ({', '.join(MODEL_PRESETS)}), or --pattern NAME or --pat-str REGEX")
+    try:
+        loaded = load_tokenizer_file(path, model=getattr(args, "model", None), pattern=pat_str,
+                                     special_tokens=special_tokens,
+                                     add_special_tokens=getattr(args, "add_special_tokens", False))
+    except TokenizerJsonError as error:
+        raise CommandError(str(error)) from None
+    return loaded.kind, loaded.encoding
 
 
 def _add_special_tokens_argument(parser: argparse.ArgumentParser) -> None:
@@ -418,15 +457,25 @@ def _names_hf_tokenizer_json(output: Path) -> bool:
     return output.name.lower().endswith("tokenizer.json")
 
 
-def _is_hf_tokenizer_json(path: Path) -> bool:
-    """Whether `path` holds an HF tokenizer.json (a JSON object with a "model") rather than a bytebpe file."""
-    import json
+def _is_tiktoken_file(path: str) -> bool:
+    """Whether `path` holds a .tiktoken vocabulary (by its first line; an unreadable path is not one)."""
+    from .file_formats import recognise
 
     try:
-        content = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False    # bytebpe.load explains what is wrong with it
-    return isinstance(content, dict) and "model" in content and content.get("format") != "bytebpe"
+        with open(path, "rb") as file:
+            return recognise(file.read(4096).rsplit(b"\n", 1)[0] + b"\n").kind == "tiktoken"
+    except OSError:
+        return False
+
+
+def _is_tekken_file(path: str) -> bool:
+    """Whether `path` holds a Mistral Tekken file (parsed whole: the keys may come in any order)."""
+    from .file_formats import recognise
+
+    try:
+        return recognise(Path(path).read_bytes()).kind == "tekken"
+    except OSError:
+        return False
 
 
 def _parse_special_tokens(specs: list[str] | None) -> list[str] | dict[str, int] | None:
@@ -530,7 +579,24 @@ def _encoding_arguments(parser: argparse.ArgumentParser, default: str | None = "
     parser.add_argument("--encoding", default=default,
                         help="encoding name" + (f" (default: {default})" if default else "") + note)
     parser.add_argument("--tokenizer", metavar="FILE",
-                        help="a tokenizer file from `bytebpe train`, or a Hugging Face tokenizer.json, instead")
+                        help="a tokenizer file instead: from `bytebpe train`, a Hugging Face tokenizer.json, a "
+                             "Mistral Tekken file, or a .tiktoken vocabulary (with --model, or --pattern/--pat-str)")
+    _tiktoken_file_arguments(parser)
+
+
+def _tiktoken_file_arguments(parser: argparse.ArgumentParser) -> None:
+    """What a .tiktoken --tokenizer lacks: its split pattern and special tokens (a model's, or given)."""
+    split = parser.add_mutually_exclusive_group()
+    split.add_argument("--model", choices=list(MODEL_PRESETS), metavar="NAME",
+                       help="a .tiktoken --tokenizer is this model's vocabulary: split it and number its special "
+                            "tokens as the model's code does (" + ", ".join(MODEL_PRESETS) + ")")
+    split.add_argument("--pattern", metavar="NAME",
+                       help="a .tiktoken --tokenizer splits text as this encoding does: "
+                            + ", ".join(registry.ENCODING_SPECS))
+    split.add_argument("--pat-str", metavar="REGEX", help="a .tiktoken --tokenizer splits text with this regex")
+    parser.add_argument("--special", action="append", metavar="TOKEN[=ID]",
+                        help="with --pattern/--pat-str: a special token of the .tiktoken --tokenizer (repeat; "
+                             "without ids they are numbered from the number of ranks on)")
 
 
 def _counting_workers_argument(parser: argparse.ArgumentParser) -> None:
@@ -666,15 +732,18 @@ def _parser() -> argparse.ArgumentParser:
         "verify", help="check bytebpe's ids equal tiktoken's (or HF tokenizers') on your files; exit 1 at the "
                        "first difference, naming the document and token position")
     _input_arguments(verify)
-    verify.add_argument("--against", choices=["tiktoken", "tokenizers"], default=None,
-                        help="the reference: tiktoken (default for --encoding) or HF tokenizers (default for "
-                             "--tokenizer; with --encoding it reads the encoding exported as a tokenizer.json); "
-                             "each needs its package installed")
+    verify.add_argument("--against", choices=["tiktoken", "tokenizers", "mistral-common"], default=None,
+                        help="the reference: tiktoken (default for --encoding and a .tiktoken --tokenizer), HF "
+                             "tokenizers (default for other --tokenizer files; with --encoding it reads the "
+                             "encoding exported as a tokenizer.json) or mistral-common (default for a Tekken "
+                             "file); each needs its package installed")
     verify.add_argument("--encoding", action="append", default=None,
                         help="encoding name; repeat for several (default: cl100k_base, unless --tokenizer)")
     verify.add_argument("--tokenizer", action="append", default=None, metavar="FILE",
-                        help="a Hugging Face tokenizer.json (HF reads the same file) or a file from `bytebpe "
-                             "train`; repeat for several")
+                        help="a Hugging Face tokenizer.json (HF reads the same file), a file from `bytebpe "
+                             "train`, a Mistral Tekken file (mistral-common reads it) or a .tiktoken vocabulary "
+                             "(with --model or --pattern/--pat-str; tiktoken reads it); repeat for several")
+    _tiktoken_file_arguments(verify)
     _add_special_tokens_argument(verify)
     _workers_argument(verify)
     verify.set_defaults(run=_verify)

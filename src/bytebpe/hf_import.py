@@ -11,10 +11,11 @@ HF `tokenizers` encodes in five stages, each reproduced here from its source (to
    Prepend, Sequence.
 3. pre-tokenizer: Split (Isolated, Removed, MergedWithPrevious, MergedWithNext, Contiguous; invert), Digits,
    ByteLevel (prefix space, GPT-2's regex; it must come last: it maps bytes to characters), Sequence. A
-   single split by a pattern the compiled scanners know runs on them, without the GIL, and so does
-   DeepSeek's sequence of three Splits (its own scanner); anything else runs as a Python callable over
-   `regex`, with Oniguruma's `X{n,m}+` (a repeated interval, not a possessive one) rewritten and
-   Oniguruma-only syntax refused.
+   single split by a known pattern runs on its hand-written scanner, a single Isolated split by any other
+   pattern of the family (pattern_compiler.py: Llama 3's, Qwen's...) on the compiled scanner with HF's
+   character classes, DeepSeek's sequence of three Splits on its own scanner, all without the GIL; anything
+   else runs as a Python callable over `regex`, with Oniguruma's `X{n,m}+` (a repeated interval, not a
+   possessive one) rewritten and Oniguruma-only syntax refused.
 4. model: BPE by pair rank (`MergeTable.from_pair_merges`; see `_core.pyx` and `_reference.py`).
 5. decoder: ByteLevel (a token whose characters are all byte characters is those bytes, any other token its
    UTF-8), then lossy UTF-8, as `Encoding.decode` does.

@@ -20,15 +20,16 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from .file_formats import FORMATS, TokenizerFileError, recognise, recognise_document, wrong_format
 from .vocab_io import write_bytes_atomically
 
-__all__ = ["EncodingFileError", "FORMAT_VERSION", "write_encoding_file", "read_encoding_file"]
+__all__ = ["EncodingFileError", "FORMAT_VERSION", "write_encoding_file", "read_encoding_file", "encoding_arguments"]
 
 FORMAT_NAME = "bytebpe"
 FORMAT_VERSION = 1
 
 
-class EncodingFileError(ValueError):
+class EncodingFileError(TokenizerFileError):
     """A saved encoding file that is truncated, corrupt, of another format or of an unknown version."""
 
 
@@ -62,19 +63,32 @@ def write_encoding_file(
 
 def read_encoding_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The `Encoding` arguments (name, pat_str, mergeable_ranks, special_tokens) saved at `path` by
-    `write_encoding_file`; damage of any kind is an EncodingFileError."""
+    `write_encoding_file`; damage of any kind is an EncodingFileError, and so is a tokenizer file of another
+    format (the message names it, and its loader)."""
     label = os.fspath(path)
     with open(path, "rb") as file:
         contents = file.read()
     try:
         fields = json.loads(contents)
     except (ValueError, UnicodeDecodeError) as error:
+        found = recognise(contents).kind
+        if found in FORMATS and FORMATS[found].loader:     # a tokenizer file of another format
+            raise EncodingFileError(wrong_format(label, found, "bytebpe")) from None
         raise EncodingFileError(f"{label}: not a saved bytebpe encoding, or truncated ({error})") from None
+    return encoding_arguments(fields, label)
+
+
+def encoding_arguments(fields: Any, label: str) -> dict[str, Any]:
+    """`read_encoding_file` of the parsed file (`label` names it in errors)."""
     if not isinstance(fields, dict) or fields.get("format") != FORMAT_NAME:
+        found = recognise_document(fields)
+        if FORMATS[found].loader:
+            raise EncodingFileError(wrong_format(label, found, "bytebpe"))
         raise EncodingFileError(f"{label}: not a saved bytebpe encoding (no \"format\": \"bytebpe\")")
     if fields.get("version") != FORMAT_VERSION:
         raise EncodingFileError(
             f"{label}: format version {fields.get('version')!r}; this bytebpe reads version {FORMAT_VERSION}")
+    fields = dict(fields)   # (the caller's document stays as it was)
     stored = fields.pop("sha256", None)
     if stored != _checksum(fields):
         raise EncodingFileError(f"{label}: checksum mismatch: the file is corrupt or was edited")

@@ -22,6 +22,7 @@ from .atomic_write import write_bytes_atomically
 __all__ = [
     "VocabularyHashError",
     "load_tiktoken_bpe",
+    "parse_tiktoken_bpe",
     "dump_tiktoken_bpe",
     "dump_tiktoken_bpe_bytes",
     "data_gym_to_mergeable_bpe_ranks",
@@ -97,6 +98,11 @@ def load_tiktoken_bpe(source: Source, expected_hash: str | None = None, *,
     {b'a': 0, b'b': 1}
     """
     contents, label = _read_source(source, expected_hash)
+    return parse_tiktoken_bpe(contents, label, require_dense=require_dense)
+
+
+def parse_tiktoken_bpe(contents: bytes, label: str, *, require_dense: bool = False) -> dict[bytes, int]:
+    """`load_tiktoken_bpe` of contents already read; errors name `label` as the file."""
     lines = _lines_without_trailing_blanks(contents)
     if not lines:
         raise ValueError(f"{label}: empty vocabulary file (expected lines of 'base64 rank')")

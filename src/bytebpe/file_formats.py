@@ -1,0 +1,133 @@
+"""Which tokenizer file format a file holds, recognised by its content (never by its name: Llama 3 ships its
+`.tiktoken` vocabulary as `tokenizer.model`, Mistral its Tekken file as `tekken.json`).
+
+Every loader asks here before complaining, so that a file handed to the wrong one is an error naming the
+format it is and the loader that reads it ("this is a Mistral Tekken file: use bytebpe.from_tekken_json"),
+and `bytebpe.load_tokenizer` (tokenizer_files.py) dispatches on the answer. Knows formats, not `Encoding`:
+it imports nothing of bytebpe, so every reader, down to serialization.py, can use it.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, NamedTuple
+
+__all__ = ["TokenizerFileError", "Recognised", "FORMATS", "recognise", "recognise_document", "wrong_format"]
+
+
+class TokenizerFileError(ValueError):
+    """A tokenizer file bytebpe cannot read: of an unknown format, of another format than the loader it was
+    given to reads, corrupt or incomplete. The message names the file (and the field, where there is one).
+    The base of every loader's own error (`EncodingFileError`, `TokenizerJsonError`, `ModelFileError`)."""
+
+
+class Format(NamedTuple):
+    description: str    # what the file is, as a message names it
+    loader: str | None  # what reads it, as a user calls it (None: nothing in bytebpe)
+
+
+# kind -> (description, loader)
+FORMATS: dict[str, Format] = {
+    "bytebpe": Format("a saved bytebpe encoding", "bytebpe.load"),
+    "tokenizer.json": Format("a Hugging Face tokenizer.json", "bytebpe.from_tokenizer_json"),
+    "tekken": Format("a Mistral Tekken file", "bytebpe.from_tekken_json"),
+    # A bare vocabulary: the split pattern and the special tokens live in the model's code, not in the file.
+    "tiktoken": Format("a .tiktoken vocabulary, which holds no split pattern and no special tokens",
+                       "bytebpe.load_model_file(path, model=...) for a known model, or "
+                       "bytebpe.from_tiktoken_file(path, pattern=...)"),
+    "piece counts": Format("a bytebpe piece counts file", "bytebpe.load_piece_counts"),
+    "token files metadata": Format("the metadata of bytebpe token files", "bytebpe.load_token_files"),
+    "vocab.json": Format("a vocab.json / encoder.json (token text -> id) without its merges", None),
+    "binary": Format("a binary file (a SentencePiece .model?), not a byte-level BPE tokenizer file", None),
+    "json": Format("a JSON file of no tokenizer format bytebpe knows", None),
+    "unknown": Format("not a tokenizer file bytebpe knows (a saved bytebpe encoding, a Hugging Face "
+                      "tokenizer.json, a Mistral Tekken file or a .tiktoken vocabulary)", None),
+}
+
+# A line of a .tiktoken file: base64 token (whole 4-character groups), one space, decimal rank.
+_TIKTOKEN_LINE = re.compile(rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4}) [0-9]+\r?")
+
+
+class Recognised(NamedTuple):
+    kind: str                   # a key of FORMATS, or "corrupt json"
+    document: Any = None        # the parsed JSON, for the JSON formats (so that nobody parses it twice)
+    problem: str | None = None  # why JSON did not parse, for "corrupt json"
+
+
+def recognise_document(document: Any) -> str:
+    """The kind of a parsed JSON document (a key of FORMATS)."""
+    if not isinstance(document, dict):
+        return "json"
+    declared = document.get("format")
+    if declared == "bytebpe":
+        return "bytebpe"
+    if declared == "bytebpe piece counts":
+        return "piece counts"
+    if "model" in document:
+        return "tokenizer.json"
+    if _looks_like_tekken(document):
+        return "tekken"
+    if "vocabulary_sha256" in document and "encoding" in document:
+        return "token files metadata"
+    if document and all(isinstance(value, int) for _, value in zip(range(64), document.values())):
+        return "vocab.json"
+    return "json"
+
+
+def _looks_like_tekken(document: dict[str, Any]) -> bool:
+    """A Tekken file has a "config" and a "vocab" of {"rank", "token_bytes", "token_str"}; either one is enough
+    to recognise a damaged one (so that its loader can say which field is wrong)."""
+    config, vocab = document.get("config"), document.get("vocab")
+    if "config" in document and "vocab" in document:
+        return True
+    if isinstance(config, dict) and ("default_num_special_tokens" in config or "default_vocab_size" in config):
+        return True
+    return isinstance(vocab, list) and bool(vocab) and isinstance(vocab[0], dict) and "token_bytes" in vocab[0]
+
+
+def recognise(contents: bytes) -> Recognised:
+    """The format of a file's `contents`: JSON is parsed once (the result rides along in `document`), a
+    .tiktoken file is known by its first line, a file that is not text is "binary"."""
+    start = contents[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if start[:1] in (b"{", b"["):
+        try:
+            document = json.loads(contents)
+        except UnicodeDecodeError as error:
+            return Recognised("corrupt json", problem=f"not UTF-8 ({error})")
+        except ValueError as error:
+            first_line = contents.split(b"\n", 1)[0]
+            try:
+                header = json.loads(first_line)
+            except ValueError:
+                return Recognised("corrupt json", problem=str(error))
+            kind = recognise_document(header)
+            return Recognised(kind if kind == "piece counts" else "corrupt json", problem=str(error))
+        return Recognised(recognise_document(document), document)
+    lines = start.split(b"\n")
+    if len(contents) > 4096 and len(lines) > 1:
+        lines.pop()     # (the sample may end inside it)
+    if lines[0] and all(_TIKTOKEN_LINE.fullmatch(line) for line in lines[:3] if line):
+        return Recognised("tiktoken")
+    if b"\0" in start or _not_utf8(start):
+        return Recognised("binary")
+    return Recognised("unknown")
+
+
+def _not_utf8(start: bytes) -> bool:
+    try:
+        start.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.start < len(start) - 3     # (a character cut at the end of the sample is fine)
+    return False
+
+
+def wrong_format(label: str, kind: str, wanted: str) -> str:
+    """The message for a file of `kind` given to the loader of `wanted` (both keys of FORMATS), e.g.
+    "tekken.json: this is a Mistral Tekken file: use bytebpe.from_tekken_json, not bytebpe.from_tokenizer_json"."""
+    expected = FORMATS[wanted]
+    found = FORMATS.get(kind)
+    if found is None:       # "corrupt json"
+        return f"{label}: not {expected.description}"
+    if found.loader is None:
+        return f"{label}: this is {found.description}; {expected.loader} reads {expected.description}"
+    return f"{label}: this is {found.description}: use {found.loader}, not {expected.loader}"
