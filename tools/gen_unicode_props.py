@@ -141,7 +141,7 @@ def render(tables: dict[str, tuple[str, np.ndarray, dict[str, list[int]]]]) -> s
             "   as (code point, letter) pairs, 0-terminated. */",
             c_array("uint32_t", f"BYTEBPE_{upper}_CASE_EXTRAS",
                     [value for letter, cps in orbits.items()
-                     for cp in cps if chr(cp).lower() != letter
+                     for cp in cps if cp not in (ord(letter), ord(letter.upper()))
                      for value in (cp, ord(letter))] + [0, 0]),
         ]
     lines += [

@@ -44,7 +44,11 @@ struct BytebpePatternProgram {
     std::vector<int32_t> code;      // instructions, BYTEBPE_PATTERN_WORDS words each
     std::vector<int32_t> branch_pc; // where each top-level branch starts
     std::vector<uint32_t> branch_first;  // bits one of which the first code point of a branch has (0: any)
+    std::vector<int32_t> branch_shape;   // BYTEBPE_SHAPE_WORDS words per branch (pattern_compiler._shape)
 };
+
+#define BYTEBPE_SHAPE_WORDS 16
+enum { BYTEBPE_SHAPE_NONE, BYTEBPE_SHAPE_OPT_RUN, BYTEBPE_SHAPE_OPT_CASED };
 
 static inline uint32_t bytebpe_pattern_cp(const uint8_t* s, ptrdiff_t i, ptrdiff_t n, ptrdiff_t* width) {
     // Well-formed UTF-8 (Python made it); a truncated sequence reads as one byte, never past n.
@@ -171,6 +175,28 @@ op_run: {
     // which the code point after the run must have for the rest to match (0: none known; greedy runs only)
     int64_t count;
     ptrdiff_t shortest = -1;
+    if (ins[0] == BYTEBPE_OP_RUN && ins[3] < 0 && ins[2] <= 1 && ins[4] != BYTEBPE_LAZY) {
+        // The common run (\p{L}+, [^\s\p{L}\p{N}]*): one class, no bound, at most one code point required.
+        const uint32_t bit = 1u << ins[1];
+        const uint32_t* ascii = p->ascii;
+        const ptrdiff_t start = pos;
+        for (;;) {
+            while (pos < n && s[pos] < 0x80 && (ascii[s[pos]] & bit)) ++pos;
+            if (pos >= n || s[pos] < 0x80
+                    || !(bytebpe_pattern_bits_of(p, bytebpe_pattern_cp(s, pos, n, &width)) & bit))
+                break;
+            pos += width;
+        }
+        if (ins[2] == 0) {
+            shortest = start;
+        } else {
+            if (pos == start) goto fail;
+            const uint8_t lead = s[start];     // well-formed UTF-8: the first code point's length
+            shortest = start + (lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4);
+        }
+        if (ins[4] == BYTEBPE_GREEDY) goto give_back;
+        BYTEBPE_NEXT(pc + 1);
+    }
     if (ins[4] == BYTEBPE_LAZY) {
         pos = bytebpe_pattern_take(p, ins, s, pos, n, ins[2], ins[2], &count, &shortest);
         if (count < ins[2]) goto fail;
@@ -181,6 +207,7 @@ op_run: {
     pos = bytebpe_pattern_take(p, ins, s, pos, n, ins[2], ins[3], &count, &shortest);
     if (count < ins[2]) goto fail;
     if (ins[4] == BYTEBPE_GREEDY) {
+give_back:
         uint32_t need = (uint32_t)ins[5];
         if (need != 0) {
             while (pos > shortest && !bytebpe_pattern_has(p, need, s, pos, n))
@@ -269,6 +296,82 @@ fail:
 #undef BYTEBPE_NEXT
 }
 
+// The end of the longest run from s[pos] of code points in class `bit` (kind 1) or equal to the byte `bit`
+// (kind 2), at most `high` of them (high < 0: no bound); *count: how many.
+BYTEBPE_ALWAYS_INLINE ptrdiff_t bytebpe_shape_run(const BytebpePatternProgram* p, int32_t kind, int32_t bit,
+                                                  int64_t high, const uint8_t* s, ptrdiff_t pos, ptrdiff_t n,
+                                                  int64_t* count) {
+    int64_t taken = 0;
+    if (high < 0) high = INT64_MAX;
+    if (kind == 2) {
+        while (taken < high && pos < n && s[pos] == (uint8_t)bit) { ++pos; ++taken; }
+    } else {
+        const uint32_t mask = 1u << bit;
+        const uint32_t* ascii = p->ascii;
+        ptrdiff_t width;
+        while (taken < high && pos < n) {
+            const uint8_t c = s[pos];
+            if (c < 0x80) {
+                if (!(ascii[c] & mask)) break;
+                ++pos;
+            } else {
+                if (!(bytebpe_pattern_bits_of(p, bytebpe_pattern_cp(s, pos, n, &width)) & mask)) break;
+                pos += width;
+            }
+            ++taken;
+        }
+    }
+    *count = taken;
+    return pos;
+}
+
+// Where the shape's runs after A end, starting at q: B{low,high} (OPT_RUN), or U* L+ with U* giving back to the
+// last code point L can start at (OPT_CASED); -1 if they cannot match there.
+BYTEBPE_ALWAYS_INLINE ptrdiff_t bytebpe_shape_runs(const BytebpePatternProgram* p, const int32_t* shape,
+                                                   const uint8_t* s, ptrdiff_t q, ptrdiff_t n) {
+    int64_t count;
+    ptrdiff_t end = bytebpe_shape_run(p, 1, shape[4], shape[6], s, q, n, &count);
+    if (shape[0] == BYTEBPE_SHAPE_OPT_RUN) return count < shape[5] ? -1 : end;
+    const uint32_t lower = 1u << shape[7];
+    if (!bytebpe_pattern_has(p, lower, s, end, n)) {
+        // U* gives back one code point at a time until L+ can start; L+ then takes just that one, since every
+        // code point after it up to `end` is outside L.
+        while (end > q) {
+            const ptrdiff_t back = bytebpe_pattern_back(s, end, q);
+            if (bytebpe_pattern_has(p, lower, s, back, n)) return end;
+            end = back;
+        }
+        return -1;
+    }
+    return bytebpe_shape_run(p, 1, shape[7], -1, s, end, n, &count);
+}
+
+// A branch of one of the two shapes (pattern_compiler._shape) at s[i]: its end, or -1.
+static inline ptrdiff_t bytebpe_shape_match(const BytebpePatternProgram* p, const int32_t* shape, const uint8_t* s,
+                                            ptrdiff_t i, ptrdiff_t n, BytebpePatternFrame* stack) {
+    int64_t count;
+    ptrdiff_t end = -1;
+    if (shape[1] != 0 && i < n) {
+        ptrdiff_t width = 1;
+        bool taken = shape[1] == 2 ? s[i] == (uint8_t)shape[2]
+                                   : ((bytebpe_pattern_bits(p, s, i, n, &width) >> shape[2]) & 1) != 0;
+        if (taken) {
+            end = bytebpe_shape_runs(p, shape, s, i + width, n);
+            if (end < 0 && shape[3]) return -1;     // a possessive A keeps its code point
+        }
+    }
+    if (end < 0) end = bytebpe_shape_runs(p, shape, s, i, n);
+    if (end < 0) return -1;
+    if (shape[8] != 0) end = bytebpe_shape_run(p, shape[8], shape[9], shape[10], s, end, n, &count);
+    if (shape[11] != 0) end = bytebpe_shape_run(p, shape[11], shape[12], shape[13], s, end, n, &count);
+    if (shape[14] >= 0 && bytebpe_pattern_has(p, (uint32_t)shape[15], s, end, n)) {
+        // What is left always matches (the compiler checked): run it where it can take something.
+        const ptrdiff_t rest = bytebpe_pattern_match(p, shape[14], s, end, n, 0, stack, BYTEBPE_PATTERN_STACK);
+        if (rest > end) end = rest;
+    }
+    return end;
+}
+
 // Scan pieces of s[start:n] (start < n) and write the end of each to piece_ends, at most `capacity` (>= 1) of
 // them; returns how many were written.
 static inline ptrdiff_t bytebpe_pattern_scan(const BytebpePatternProgram* p, const uint8_t* s, ptrdiff_t start,
@@ -277,6 +380,7 @@ static inline ptrdiff_t bytebpe_pattern_scan(const BytebpePatternProgram* p, con
     const size_t branches = p->branch_pc.size();
     const int32_t* branch_pc = p->branch_pc.data();
     const uint32_t* branch_first = p->branch_first.data();
+    const int32_t* branch_shape = p->branch_shape.data();
     ptrdiff_t count = 0, width;
     while (start < n && count < capacity) {
         uint32_t bits = bytebpe_pattern_bits(p, s, start, n, &width);
@@ -284,7 +388,10 @@ static inline ptrdiff_t bytebpe_pattern_scan(const BytebpePatternProgram* p, con
         for (size_t k = 0; k < branches; ++k) {
             uint32_t first = branch_first[k];
             if (first != 0 && !(bits & first)) continue;
-            ptrdiff_t found = bytebpe_pattern_match(p, branch_pc[k], s, start, n, 0, stack, BYTEBPE_PATTERN_STACK);
+            const int32_t* shape = branch_shape + k * BYTEBPE_SHAPE_WORDS;
+            ptrdiff_t found = shape[0] != BYTEBPE_SHAPE_NONE
+                ? bytebpe_shape_match(p, shape, s, start, n, stack)
+                : bytebpe_pattern_match(p, branch_pc[k], s, start, n, 0, stack, BYTEBPE_PATTERN_STACK);
             if (found > start) { end = found; break; }
         }
         piece_ends[count++] = end;

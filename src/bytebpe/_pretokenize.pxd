@@ -21,6 +21,7 @@ cdef extern from "_pattern_scan.h":
         vector[int32_t] code
         vector[int32_t] branch_pc
         vector[uint32_t] branch_first
+        vector[int32_t] branch_shape
 
 # The pattern families in use (see patterns.py). 0 is reserved for "no compiled scanner".
 cpdef enum PatternKind:

@@ -3,7 +3,9 @@
 """Compiled pre-tokenizer: hand-written scanners that cut text exactly where tiktoken does with the known
 split patterns, and where HF `tokenizers` does with DeepSeek's three Splits (the DEEPSEEK kind, for an
 imported tokenizer.json; its two extra classes, ``[\\p{L}\\p{M}]`` and ``[\\p{P}\\p{S}]``, are read off HF's
-engine, and every class is checked against both oracles).
+engine, and every class is checked against both oracles); and the COMPILED kind, which runs the program
+pattern_compiler.py makes of any other pattern of the GPT family (_pattern_scan.h), with classes built from
+_unicode_props.h (section "compiled patterns" below).
 
 `regex` is a general backtracking engine; these patterns need far less. Every one of them partitions the
 text (some branch matches at every position), so a scanner only has to answer "where does the piece that
@@ -703,6 +705,8 @@ cdef int _build_program(Scanner scanner, program, int oracle) except -1:
     for k in range(n_branches):
         p.branch_pc.push_back(program.branch_starts[k])
         p.branch_first.push_back(branch_bits[k])
+    for word in program.shapes:
+        p.branch_shape.push_back(word)
     return 0
 
 

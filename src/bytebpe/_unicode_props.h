@@ -1456,8 +1456,8 @@ static const uint8_t BYTEBPE_TIKTOKEN_PROPS_STAGE2[41472] = {
 
 /* (?i:letter) per ASCII letter a..z: the code points it matches besides the letter's two cases,
    as (code point, letter) pairs, 0-terminated. */
-static const uint32_t BYTEBPE_TIKTOKEN_CASE_EXTRAS[4] = {
-383,115,0,0
+static const uint32_t BYTEBPE_TIKTOKEN_CASE_EXTRAS[6] = {
+8490,107,383,115,0,0
 };
 
 /* hf 0.23.3: the oracle with index 1. */
@@ -2902,8 +2902,8 @@ static const uint8_t BYTEBPE_HF_PROPS_STAGE2[41472] = {
 
 /* (?i:letter) per ASCII letter a..z: the code points it matches besides the letter's two cases,
    as (code point, letter) pairs, 0-terminated. */
-static const uint32_t BYTEBPE_HF_CASE_EXTRAS[4] = {
-383,115,0,0
+static const uint32_t BYTEBPE_HF_CASE_EXTRAS[6] = {
+8490,107,383,115,0,0
 };
 
 static inline uint8_t bytebpe_props_of(int oracle, uint32_t cp) {

@@ -522,7 +522,8 @@ class Program:
     tuple: any); code: instructions of six words; branch_starts: the pc of each top-level branch;
     coverage: per branch, (bit, bits) — the branch matches one code point in set `bit` whatever follows, unless
     it also has one of `bits` (-1: no such guarantee); the scanner's tables check that every code point is
-    covered by some branch."""
+    covered by some branch; shapes: per branch, SHAPE_WORDS words describing it as an optional code point
+    then runs (`_shape`), or all zeros: the scanner then matches the branch without running its program."""
     pattern: str
     dialect: str
     sets: list[CharSet]
@@ -531,6 +532,7 @@ class Program:
     code: list[int]
     branch_starts: list[int]
     coverage: list[tuple[int, int]]
+    shapes: list[int]
 
 
 class _Compiler:
@@ -757,6 +759,84 @@ def _coverage(branch: _Seq, compiler: _Compiler) -> tuple[int, int]:
     return NO_BIT, 0
 
 
+# Most pieces of most patterns come from branches of two shapes, which the scanner matches with a few lines of
+# its own instead of running their program:
+#   SHAPE_OPT_RUN     A? B{low,high} C{0,h1} D{0,h2} T   ([^\r\n\p{L}\p{N}]?\p{L}+,  ?[^\s\p{L}\p{N}]+[\r\n]*,
+#                                                       \p{N}{1,3}, \s+)
+#   SHAPE_OPT_CASED   A? U* L+ C{0,h1} D{0,h2} T          (o200k's and Tekken's words)
+# A is an optional code point (of a set, or a byte); B, U, L runs of a set; C and D runs of a set or a byte that
+# may be empty; T whatever is left of the branch, when it always matches (an optional group: o200k's
+# contractions), run as the program from its first instruction only where a code point that can start it
+# follows. What holds: everything after B (after L) always matches, so those runs are taken longest whatever
+# their mode (greedy or possessive; lazy is neither shape), and the only choices left are A's (given back,
+# unless possessive, when the rest cannot follow it) and U*'s (it gives back to the last code point L can
+# start at, as a backtracking engine's first success).
+# Words: kind; A's kind (0 none, 1 set, 2 byte), bit or byte, possessive; B's (U's) bit, low, high (-1: none);
+# L's bit (SHAPE_OPT_CASED); C's and D's kind, bit or byte, high; T's pc (-1: none) and the set bits one of
+# which a code point must have to start T.
+SHAPE_WORDS = 16
+SHAPE_NONE, SHAPE_OPT_RUN, SHAPE_OPT_CASED = 0, 1, 2
+
+
+def _is_run(node: _Node, low: int | None = None, of_set: bool = True) -> bool:
+    return (isinstance(node, _Repeat) and node.mode != LAZY and (low is None or node.low == low)
+            and isinstance(node.node, _Set if of_set else (_Set, _Byte)))
+
+
+def _shape(branch: _Seq, compiler: _Compiler, item_pcs: list[int]) -> list[int]:
+    none = [SHAPE_NONE] * SHAPE_WORDS
+    items = list(branch.items)
+    k = 0
+    words = [SHAPE_OPT_RUN]
+    head = items[0] if items else None
+    if isinstance(head, _Repeat) and (head.low, head.high) == (0, 1) and head.mode != LAZY \
+            and isinstance(head.node, (_Set, _Byte)) and len(items) > 1:
+        node = head.node
+        words += [1, compiler.set_bit(node.charset)] if isinstance(node, _Set) else [2, node.byte]
+        words.append(int(head.mode == POSSESSIVE))
+        k = 1
+    else:
+        words += [0, 0, 0]
+    run = items[k] if k < len(items) else None
+    if isinstance(run, _Set):
+        run = _Repeat(run, 1, 1, GREEDY)
+    cased = (_is_run(run, 0) and run.mode == GREEDY and run.high == UNBOUNDED and k + 1 < len(items)
+             and _is_run(items[k + 1], 1) and items[k + 1].high == UNBOUNDED)
+    if cased:
+        words[0] = SHAPE_OPT_CASED
+        words += [compiler.set_bit(run.node.charset), 0, UNBOUNDED, compiler.set_bit(items[k + 1].node.charset)]
+        k += 2
+    elif _is_run(run) and run.low >= 1:
+        words += [compiler.set_bit(run.node.charset), run.low, run.high, 0]
+        k += 1
+    else:
+        return none
+    for _ in range(2):
+        tail = items[k] if k < len(items) else None
+        if tail is not None and _is_run(tail, 0, of_set=False):
+            node = tail.node
+            words += [1, compiler.set_bit(node.charset), tail.high] if isinstance(node, _Set) \
+                else [2, node.byte, tail.high]
+            k += 1
+        else:
+            words += [0, 0, 0]
+    rest = items[k:]
+    if not rest:
+        return words + [-1, 0]
+    if not _free_tail(rest):
+        return none
+    found = _firsts(_Seq(rest))
+    if found is None:
+        return words + [item_pcs[k], 0]
+    sets, bytes_ = found
+    if bytes_:
+        sets = sets + [CharSet.of([(0, tuple((b, b) for b in bytes_))], False)]
+    guard = 0
+    for charset in sets:
+        guard |= 1 << compiler.set_bit(charset)
+    return words + [item_pcs[k], _signed(guard)]
+
+
 def compile_split_pattern(pattern: str, dialect: Dialect = "tiktoken",
                           case_extras: dict[str, tuple[int, ...]] | None = None) -> Program:
     """The program of `pattern`, or `UnsupportedPattern` naming what is outside the family.
@@ -773,9 +853,13 @@ def compile_split_pattern(pattern: str, dialect: Dialect = "tiktoken",
             raise UnsupportedPattern(f"a branch that can match the empty string in {pattern!r}")
     compiler = _Compiler()
     branch_starts: list[int] = []
+    item_pcs: list[list[int]] = []      # per branch, where each item's instructions start
     for branch in tree.branches:
         branch_starts.append(len(compiler.code))
-        compiler.seq(branch, [], top=True)
+        item_pcs.append([])
+        for index, item in enumerate(branch.items):
+            item_pcs[-1].append(len(compiler.code))
+            compiler.node(item, branch.items[index + 1:], True)
         compiler.emit(OP_MATCH)
     first_sets: list[tuple[int, ...]] = []
     first_bytes: list[tuple[int, ...]] = []
@@ -784,5 +868,6 @@ def compile_split_pattern(pattern: str, dialect: Dialect = "tiktoken",
         found = _firsts(branch)     # None: any code point may start the branch (both tuples empty)
         first_sets.append(() if found is None else tuple(sorted({compiler.set_bit(s) for s in found[0]})))
         first_bytes.append(() if found is None else tuple(sorted(set(found[1]))))
+    shapes = [word for branch, pcs in zip(tree.branches, item_pcs) for word in _shape(branch, compiler, pcs)]
     return Program(pattern, dialect, compiler.sets, first_sets, first_bytes,
-                   [word for instruction in compiler.code for word in instruction], branch_starts, coverage)
+                   [word for instruction in compiler.code for word in instruction], branch_starts, coverage, shapes)
