@@ -21,6 +21,7 @@ import bytebpe
 from bytebpe import _core, patterns
 from bytebpe._pretokenize import Scanner
 from bytebpe._train import BPETrainer, PieceCounts
+from bytebpe.pretokenizer import compile_pattern
 
 ENGINES = ["compiled", "regex"]
 
@@ -117,7 +118,7 @@ def test_a_batch_whose_list_is_emptied_while_it_is_encoded_still_encodes_every_t
 def test_pieces_returned_by_a_callable_that_reuses_its_list(cl100k):
     """A pre-tokenizer that hands out the same list every time, emptied and refilled: the pieces of an
     earlier text are gone from it before they are merged, unless the core copied the list."""
-    pattern = cl100k._pattern
+    pattern = compile_pattern(cl100k._pat_str)
     shared: list[str] = []
 
     def findall(text: str) -> list[str]:

