@@ -643,7 +643,7 @@ cdef int _build_program(Scanner scanner, program, int oracle) except -1:
         if charset.negated:
             negated |= 1u << bit
         for low, high in charset.ranges:
-            ranges.append((low, high, 1 << bit))
+            ranges.append((low, high, 1u << bit))     # unsigned: bit 31 is a set's bit too
     # Per branch: the bit that says a code point can start it, from its first sets and bytes; 0 (try it
     # everywhere) when it has none or the bits ran out.
     bit = n_sets
@@ -656,7 +656,7 @@ cdef int _build_program(Scanner scanner, program, int oracle) except -1:
         for j in sets_of:
             branch_masks[k] |= 1u << <int>j
         for byte in bytes_of:
-            ranges.append((byte, byte, 1 << bit))
+            ranges.append((byte, byte, 1u << bit))
         bit += 1
     p.stage1.resize(_N_BLOCKS)
     for block in range(_N_BLOCKS):

@@ -161,6 +161,7 @@ _Item = tuple[int, tuple[tuple[int, int], ...]]
 @dataclasses.dataclass
 class _Set:
     charset: CharSet
+    letter: str = ""    # the ASCII letter (lower case) of a case-insensitive literal, else ""
 
 
 @dataclasses.dataclass
@@ -234,24 +235,36 @@ class _Parser:
         return alt
 
     def alternation(self, fold: bool) -> _Alt:
-        branches = [self.sequence(fold)]
+        seq, fold = self.sequence(fold)
+        branches = [seq]
         while self.peek() == "|":
             self.i += 1
-            branches.append(self.sequence(fold))
+            seq, fold = self.sequence(fold)
+            branches.append(seq)
         return _Alt(branches)
 
-    def sequence(self, fold: bool) -> _Seq:
+    def sequence(self, fold: bool) -> tuple[_Seq, bool]:
+        """A branch, and whether the branches after it in the same group are case-insensitive.
+
+        An isolated `(?i)` holds to the end of the enclosing group in both engines, but they read what
+        follows differently: Rust's regex reads on, so the later branches of the group are case-insensitive
+        too; Oniguruma makes a group of the rest, later branches included: `a(?i)b|c` is `a(?i:b|c)`. Both
+        mean the same when `(?i)` starts a branch."""
         items: list[_Node] = []
         while self.peek() not in ("", "|", ")"):
             if self.text.startswith("(?i)", self.i):
                 self.i += 4
                 fold = True
+                if self.dialect == "hf" and items:
+                    items.append(self.alternation(True))
+                    fold = False        # the alternation took every later branch of the group
+                    break
                 continue
             atom = self.atom(fold)
             items.append(self.quantified(atom))
-        if fold and self.dialect == "hf":
+        if self.dialect == "hf":
             _refuse_multi_folds(items, self)
-        return _Seq(items)
+        return _Seq(items), fold
 
     def quantified(self, atom: _Node) -> _Node:
         c = self.peek()
@@ -271,8 +284,9 @@ class _Parser:
     def interval_ahead(self) -> bool:
         j = self.text.find("}", self.i)
         body = self.text[self.i + 1:j] if j > 0 else ""
+        # {m}, {m,}, {m,n} and {,n} (both engines read it as {0,n}); anything else is literal text.
         return bool(body) and all(ch.isdigit() or ch == "," for ch in body) and body.count(",") <= 1 \
-            and body[0] != ","
+            and body != ","
 
     def interval(self, atom: _Node) -> _Node:
         j = self.text.index("}", self.i)
@@ -280,7 +294,7 @@ class _Parser:
         self.i = j + 1
         if "," in body:
             low_text, high_text = body.split(",")
-            low, high = int(low_text), (int(high_text) if high_text else UNBOUNDED)
+            low, high = int(low_text or 0), (int(high_text) if high_text else UNBOUNDED)
         else:
             low = high = int(body)
         if low > _MAX_REPEAT or (high != UNBOUNDED and (high > _MAX_REPEAT or high < low)):
@@ -290,6 +304,10 @@ class _Parser:
             self.i += 1
             inner = self.with_mode(atom, low, high, GREEDY)
             return self.with_mode(inner, 1, UNBOUNDED, self.mode(allow_possessive=False))
+        if self.dialect == "hf" and "," not in body and self.peek() == "?":
+            # Oniguruma (Ruby syntax): X{n}? is (?:X{n})?, an optional run of exactly n, not a lazy one.
+            self.i += 1
+            return _Repeat(self.with_mode(atom, low, high, GREEDY), 0, 1, GREEDY)
         return self.with_mode(atom, low, high, self.mode(allow_possessive=True))
 
     def mode(self, allow_possessive: bool) -> int:
@@ -346,7 +364,7 @@ class _Parser:
         if fold:
             folded = self.folded(cp)
             if folded is not None:
-                return _Set(folded)
+                return _Set(folded, chr(cp).lower() if chr(cp) in string.ascii_letters else "")
         if cp < 0x80:
             return _Byte(cp)
         return _Set(CharSet.of([(0, ((cp, cp),))], False))
@@ -504,12 +522,42 @@ class _Parser:
         return 0, tuple(ranges)
 
 
+def _edge_letters(node: _Node, last: bool) -> set[str]:
+    """The case-insensitive literal letters that can be the first (or `last`) code point `node` matches."""
+    if isinstance(node, _Set):
+        return {node.letter} if node.letter else set()
+    if isinstance(node, _Repeat):
+        return _edge_letters(node.node, last)
+    if isinstance(node, (_Alt, _Atomic)):
+        branches = node.branches if isinstance(node, _Alt) else node.alt.branches
+        return set().union(*(_edge_letters(branch, last) for branch in branches))
+    if isinstance(node, _Seq):
+        found: set[str] = set()
+        for item in reversed(node.items) if last else node.items:
+            found |= _edge_letters(item, last)
+            if not _nullable(item):
+                break
+        return found
+    return set()
+
+
 def _refuse_multi_folds(items: list[_Node], parser: _Parser) -> None:
-    letters = "".join(chr(item.charset.ranges[0][0]).lower() if isinstance(item, _Set) and item.charset.ranges
-                      and not item.charset.negated and item.charset.values == 0 else " " for item in items)
-    for pair in _ONIGURUMA_MULTI_FOLDS:
-        if pair in letters:
-            raise parser.refuse(f"case-insensitive {pair!r}, which Oniguruma also matches as one character")
+    """Oniguruma matches a case-insensitive string such as "ss" also as the one character that folds to it
+    (ß), and joins literals through groups to do so (`s(?:s)`, `s\x73`). The scanner matches code point by
+    code point, so every sequence in which such a pair of case-insensitive literals may meet is refused,
+    whatever groups, options or optional items stand between them."""
+    for k, item in enumerate(items):
+        before = _edge_letters(item, last=True)
+        if not before:
+            continue
+        after: set[str] = set()
+        for following in items[k + 1:]:
+            after |= _edge_letters(following, last=False)
+            if not _nullable(following):
+                break
+        for pair in _ONIGURUMA_MULTI_FOLDS:
+            if pair[0] in before and pair[1] in after:
+                raise parser.refuse(f"case-insensitive {pair!r}, which Oniguruma also matches as one character")
 
 
 # ==== compiler ====================================================================================

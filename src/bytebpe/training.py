@@ -91,7 +91,8 @@ def resolve_pattern(pattern: str | None = None, pat_str: str | None = None) -> s
 def pretokenizer_for(pat_str: str) -> SplitFunction:
     """str -> list of pieces, as `Encoding` pre-tokenizes (pretokenizer.split_function).
 
-    For the known patterns this is the compiled `Scanner`, which `count_pieces` feeds whole texts to.
+    For a pattern of the family (pattern_compiler) this is the compiled `Scanner`, which `count_pieces`
+    feeds whole texts to.
     """
     return split_function(pat_str)
 
