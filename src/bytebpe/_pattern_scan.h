@@ -37,7 +37,8 @@ enum { BYTEBPE_GREEDY, BYTEBPE_LAZY, BYTEBPE_POSSESSIVE };
 #define BYTEBPE_PATTERN_MAX_NESTING 4
 
 struct BytebpePatternProgram {
-    uint32_t ascii[128];            // class bits of each ASCII code point
+    uint32_t ascii[256];            // class bits of each ASCII code point; 0 for the bytes 0x80-0xFF
+    uint32_t ascii_branches[128];   // the branches (bit k: branch k) that an ASCII code point can start
     std::vector<uint16_t> stage1;   // cp >> 8 -> block
     std::vector<uint8_t> stage2;    // block * 256 + (cp & 255) -> combination
     std::vector<uint32_t> combos;   // combination -> class bits
@@ -181,7 +182,9 @@ op_run: {
         const uint32_t* ascii = p->ascii;
         const ptrdiff_t start = pos;
         for (;;) {
-            while (pos < n && s[pos] < 0x80 && (ascii[s[pos]] & bit)) ++pos;
+            while (pos + 4 <= n && (ascii[s[pos]] & ascii[s[pos + 1]] & ascii[s[pos + 2]] & ascii[s[pos + 3]] & bit))
+                pos += 4;
+            while (pos < n && (ascii[s[pos]] & bit)) ++pos;     // (0 beyond 0x7F)
             if (pos >= n || s[pos] < 0x80
                     || !(bytebpe_pattern_bits_of(p, bytebpe_pattern_cp(s, pos, n, &width)) & bit))
                 break;
@@ -309,15 +312,20 @@ BYTEBPE_ALWAYS_INLINE ptrdiff_t bytebpe_shape_run(const BytebpePatternProgram* p
         const uint32_t mask = 1u << bit;
         const uint32_t* ascii = p->ascii;
         ptrdiff_t width;
-        while (taken < high && pos < n) {
-            const uint8_t c = s[pos];
-            if (c < 0x80) {
-                if (!(ascii[c] & mask)) break;
-                ++pos;
-            } else {
-                if (!(bytebpe_pattern_bits_of(p, bytebpe_pattern_cp(s, pos, n, &width)) & mask)) break;
-                pos += width;
-            }
+        for (;;) {
+            // A stretch of ASCII members (one code point a byte), up to the bound, in a tight loop; then one
+            // code point beyond ASCII, if it is a member.
+            const ptrdiff_t limit = high - taken < (int64_t)(n - pos) ? pos + (ptrdiff_t)(high - taken) : n;
+            const ptrdiff_t from = pos;
+            // (ascii[] is 0 beyond 0x7F, so a byte of a longer code point ends the stretch.)
+            while (pos + 4 <= limit && (ascii[s[pos]] & ascii[s[pos + 1]] & ascii[s[pos + 2]] & ascii[s[pos + 3]]
+                                        & mask))
+                pos += 4;
+            while (pos < limit && (ascii[s[pos]] & mask)) ++pos;
+            taken += pos - from;
+            if (pos >= limit || s[pos] < 0x80) break;
+            if (!(bytebpe_pattern_bits_of(p, bytebpe_pattern_cp(s, pos, n, &width)) & mask)) break;
+            pos += width;
             ++taken;
         }
     }
@@ -347,7 +355,7 @@ BYTEBPE_ALWAYS_INLINE ptrdiff_t bytebpe_shape_runs(const BytebpePatternProgram* 
 }
 
 // A branch of one of the two shapes (pattern_compiler._shape) at s[i]: its end, or -1.
-static inline ptrdiff_t bytebpe_shape_match(const BytebpePatternProgram* p, const int32_t* shape, const uint8_t* s,
+BYTEBPE_ALWAYS_INLINE ptrdiff_t bytebpe_shape_match(const BytebpePatternProgram* p, const int32_t* shape, const uint8_t* s,
                                             ptrdiff_t i, ptrdiff_t n, BytebpePatternFrame* stack) {
     int64_t count;
     ptrdiff_t end = -1;
@@ -383,6 +391,21 @@ static inline ptrdiff_t bytebpe_pattern_scan(const BytebpePatternProgram* p, con
     const int32_t* branch_shape = p->branch_shape.data();
     ptrdiff_t count = 0, width;
     while (start < n && count < capacity) {
+        if (s[start] < 0x80) {
+            // The branches this byte can start, in pattern order, from a table.
+            ptrdiff_t end = start + 1;  // never kept: the compiler accepts only patterns that match everywhere
+            for (uint32_t candidates = p->ascii_branches[s[start]]; candidates; candidates &= candidates - 1) {
+                const int k = __builtin_ctz(candidates);
+                const int32_t* shape = branch_shape + (size_t)k * BYTEBPE_SHAPE_WORDS;
+                ptrdiff_t found = shape[0] != BYTEBPE_SHAPE_NONE
+                    ? bytebpe_shape_match(p, shape, s, start, n, stack)
+                    : bytebpe_pattern_match(p, branch_pc[k], s, start, n, 0, stack, BYTEBPE_PATTERN_STACK);
+                if (found > start) { end = found; break; }
+            }
+            piece_ends[count++] = end;
+            start = end;
+            continue;
+        }
         uint32_t bits = bytebpe_pattern_bits(p, s, start, n, &width);
         ptrdiff_t end = start + width;  // never kept: the compiler accepts only patterns that match everywhere
         for (size_t k = 0; k < branches; ++k) {

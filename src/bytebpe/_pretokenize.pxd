@@ -14,7 +14,8 @@ from libcpp.vector cimport vector
 cdef extern from "_pattern_scan.h":
     # A compiled pattern: its class tables and instructions; owned by a Scanner, never changed once built.
     cdef cppclass PatternProgram "BytebpePatternProgram":
-        uint32_t ascii[128]
+        uint32_t ascii[256]
+        uint32_t ascii_branches[128]
         vector[uint16_t] stage1
         vector[uint8_t] stage2
         vector[uint32_t] combos

@@ -692,8 +692,14 @@ cdef int _build_program(Scanner scanner, program, int oracle) except -1:
         p.stage1[block] = block_id
         if extra is None and not (0xD8 <= block < 0xE0):   # a block computed from code points with examples
             props_blocks[props_block] = block_id
+    for k in range(128, 256):
+        p.ascii[k] = 0
     for k in range(128):
         p.ascii[k] = bytebpe_pattern_bits_of(p, k)
+        p.ascii_branches[k] = 0
+        for j in range(n_branches):
+            if branch_bits[j] == 0 or p.ascii[k] & branch_bits[j]:
+                p.ascii_branches[k] |= 1u << j
     # Every code point must start a match of some branch (the pieces then partition every text).
     for result, cp in combo_example.items():
         if not any(b >= 0 and (result >> b) & 1 and not (result & blocked) for b, blocked in program.coverage):
