@@ -43,6 +43,30 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"SKIPPED {count} test{'s' if count != 1 else ''}: {reason}", yellow=True)
 
 
+# The `regex` engine runs the split patterns outside the compiled family; every named encoding's pattern is in
+# it, so there the regex engine is a second opinion, not the path users take. CI keeps one encoding's sweeps on
+# it; the same sweeps over the other named encodings form part of the exhaustive tier (`pytest -m exhaustive`).
+REGEX_ENGINE_IN_CI = "cl100k_base"
+
+
+def _engine_of(item: pytest.Item) -> str | None:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    for key in ("engine", "pretokenizer"):
+        if key in params:
+            value = params[key]
+            return getattr(value, "pretokenizer", value)    # test_differential's Engine, or the name itself
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests of the `regex` engine on a named encoding other than REGEX_ENGINE_IN_CI are marked exhaustive."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        encoding = params.get("encoding_name", params.get("name"))
+        if _engine_of(item) == "regex" and encoding in ALL_ENCODINGS and encoding != REGEX_ENGINE_IN_CI:
+            item.add_marker(pytest.mark.exhaustive)
+
+
 class NetworkUseError(OSError):
     """Raised by every attempt of a test to reach a host other than this machine."""
 
