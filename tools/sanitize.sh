@@ -8,6 +8,7 @@
 #   tools/sanitize.sh --no-build ...       reuse the last build
 #   tools/sanitize.sh --build-only         build, run nothing (fuzz/run.sh uses this)
 #   tools/sanitize.sh --env                print the environment a sanitized run needs (for `eval`)
+#   BYTEBPE_SANITIZE_LOG_DIR=DIR ...       reports to files in DIR, printed at the end (for `-n auto` runs)
 #
 # Python itself is not instrumented: the ASan runtime is preloaded, and PYTHONMALLOC=malloc sends every
 # Python object through malloc, where ASan sees it (pymalloc's arenas would hide a freed str's buffer).
@@ -45,8 +46,13 @@ sanitizer_env() {
     if [ "$flavour" = fuzzer ]; then
         asan_exit="" ubsan_exit=""    # one runtime for both, and libFuzzer reports the crash anyway
     fi
-    echo "export ASAN_OPTIONS='detect_leaks=0:allocator_may_return_null=1$asan_exit'"
-    echo "export UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1$ubsan_exit'"
+    local asan_log="" ubsan_log=""
+    if [ -n "${BYTEBPE_SANITIZE_LOG_DIR:-}" ]; then
+        # Reports to files (one per process): a pytest-xdist worker's stderr does not reach the terminal.
+        asan_log=":log_path=$BYTEBPE_SANITIZE_LOG_DIR/asan" ubsan_log=":log_path=$BYTEBPE_SANITIZE_LOG_DIR/ubsan"
+    fi
+    echo "export ASAN_OPTIONS='detect_leaks=0:allocator_may_return_null=1$asan_exit$asan_log'"
+    echo "export UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1$ubsan_exit$ubsan_log'"
 }
 
 build=1
@@ -91,6 +97,9 @@ else
     args=("${MEMORY_TESTS[@]}" "$@")
 fi
 
+if [ -n "${BYTEBPE_SANITIZE_LOG_DIR:-}" ]; then
+    mkdir -p "$BYTEBPE_SANITIZE_LOG_DIR"
+fi
 eval "$(sanitizer_env)"
 start=$SECONDS
 status=0
@@ -98,4 +107,11 @@ status=0
 # to file descriptor 2 just before it ends the process.
 "$venv/bin/python" -m pytest -q -p no:cacheprovider --capture=sys "${args[@]}" || status=$?
 echo "sanitize: tests ran in $((SECONDS - start)) s under ASan+UBSan (exit $status)"
+if [ -n "${BYTEBPE_SANITIZE_LOG_DIR:-}" ] && [ -n "$(ls -A "$BYTEBPE_SANITIZE_LOG_DIR")" ]; then
+    for report in "$BYTEBPE_SANITIZE_LOG_DIR"/*; do
+        echo "sanitize: $report"
+        cat "$report"
+    done
+    [ "$status" != 0 ] || status=86
+fi
 exit "$status"
