@@ -227,3 +227,32 @@ def test_a_surrogate_pair_given_as_two_code_points_is_the_character_it_stands_fo
     ours, _ = pair
     assert ours.encode("\ud83d\ude00") == ours.encode("😀")
     assert ours.encode("\ud800") == ours.encode("\ufffd")
+
+
+class LyingStr(str):
+    """A str subclass whose __str__ and iteration lie: its characters are what gets encoded."""
+
+    def __str__(self) -> str:
+        return "lie"
+
+    def __iter__(self):
+        return iter("lie")
+
+
+def test_str_subclasses_are_encoded_as_their_characters_in_every_method(pair):
+    # Datasets hand texts out as numpy.str_ (`list(np.array([...]))`); tiktoken encodes any str subclass.
+    ours, theirs = pair
+    texts = [np.str_(text) for text in TEXTS] + [LyingStr("Hello, world!"), LyingStr("<|endoftext|> x")]
+    for text in texts:
+        expected = theirs.encode(str.__str__(text), allowed_special="all")
+        assert ours.encode(text, allowed_special="all") == expected
+        assert ours.encode_to_numpy(text, allowed_special="all").tolist() == expected
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(str.__str__(text))
+    plain = [str.__str__(text) for text in texts]
+    assert ours.encode_ordinary_batch(texts) == theirs.encode_ordinary_batch(plain)
+    assert ours.encode_batch(texts, allowed_special="all") == theirs.encode_batch(plain, allowed_special="all")
+    ids, offsets = ours.encode_batch_to_numpy(texts, allowed_special="all")
+    assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(texts))] == theirs.encode_batch(
+        plain, allowed_special="all")
+    with pytest.raises(ValueError, match="disallowed special token"):
+        ours.encode(LyingStr("<|endoftext|>"))

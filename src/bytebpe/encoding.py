@@ -154,8 +154,8 @@ class Encoding:
 
         Equivalent to ``encode(text, disallowed_special=())``.
         """
-        if not isinstance(text, str):
-            _check_text(text)
+        if text.__class__ is not str:
+            text = _check_text(text)
         if self._normalize_text is not None:
             text = self._normalize_text(text)
         try:
@@ -178,8 +178,8 @@ class Encoding:
         Where allowed special tokens overlap in the text, the leftmost wins, and of those starting at the
         same place the longest.
         """
-        if not isinstance(text, str):
-            _check_text(text)
+        if text.__class__ is not str:
+            text = _check_text(text)
         if self._normalize_text is not None:
             text = self._normalize_text(text)
         if allowed_special.__class__ is set and not allowed_special and disallowed_special == "all" \
@@ -203,8 +203,8 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> npt.NDArray[np.uint32]:
         """Like `encode`, as a uint32 numpy array filled straight from the core's buffer."""
-        if not isinstance(text, str):
-            _check_text(text)
+        if text.__class__ is not str:
+            text = _check_text(text)
         if self._normalize_text is not None:
             text = self._normalize_text(text)
         if allowed_special.__class__ is set and not allowed_special and disallowed_special == "all" \
@@ -596,10 +596,12 @@ def _normalize_function(normalizer: object) -> Callable[[str], str] | None:
 
 
 def _check_text(text: object) -> str:
+    """`text` as an exact str: a subclass of str (numpy.str_, as datasets hand texts out) is encoded as the text
+    it holds, as tiktoken does; anything else is a TypeError."""
     if not isinstance(text, str):
         hint = " (decode bytes to str first)" if isinstance(text, (bytes, bytearray)) else ""
         raise TypeError(f"expected str, got {type(text).__name__}{hint}")
-    return text
+    return str.__str__(text)    # the characters, whatever the subclass's own __str__ says
 
 
 def _check_texts(texts: object) -> list[str]:
@@ -610,6 +612,7 @@ def _check_texts(texts: object) -> list[str]:
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"expected str at index {i}, got {type(text).__name__}")
+        texts = [text if text.__class__ is str else str.__str__(text) for text in texts]
     return texts
 
 

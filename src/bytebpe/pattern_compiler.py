@@ -12,7 +12,8 @@ The family (a grammar; `dialect` "tiktoken" reads Rust/fancy-regex syntax, "hf" 
     pattern   := branch ('|' branch)*                   every branch non-empty, none can match ""
     branch    := item*
     item      := atom quantifier?
-    atom      := literal | class | '.' | '\\s' '\\S' '\\d' '\\D' '\\w' '\\W' | '\\p{P}' '\\P{P}' | '\\pL'
+    atom      := literal | class | '.' | '\\s' '\\S' '\\d' '\\D' '\\w' '\\W' | '\\p{P}' '\\P{P}'
+               | '\\pL' ("tiktoken": \\p{L}; "hf": the two letters "pL", as Oniguruma reads it)
                | '(?:' alt ')' | '(' alt ')' | '(?i:' alt ')' | '(?>' alt ')'   groups
                | '(?=' alt ')' | '(?!' alt ')'                                   lookaheads
                | '$' | '^' | '\\z' | '\\A'                                        anchors
@@ -430,6 +431,8 @@ class _Parser:
                 raise self.refuse("case-insensitive \\w")
             return (mask, ()), c.isupper()
         if c in "pP":
+            if self.dialect == "hf" and self.peek() != "{":
+                return ord(c)       # Oniguruma's Ruby syntax: \pL is the letters "pL", not \p{L}
             return (self.property(fold), ()), c == "P"
         if c == "x":
             return self.hex_escape()
