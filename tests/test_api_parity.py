@@ -6,10 +6,14 @@ character), the empty string, whitespace only, and mixes of "\\r\\n".
 """
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import bytebpe
+from bytebpe._core import TokenIdOverflowError
 
 TEXTS = [
     "Hello, world! This is a plain English sentence, with numbers 12345 and 3.14159.",
@@ -169,6 +173,74 @@ def test_decode_accepts_lists_tuples_and_numpy_arrays(pair, token_lists):
     assert ours.decode(np.array(ids, dtype=np.int64)) == expected
     assert ours.decode(ours.encode_to_numpy(TEXTS[0])) == expected
     assert ours.decode_bytes(np.array(ids, dtype=np.uint32)) == theirs.decode_bytes(ids)
+
+
+INTEGER_DTYPES = ["uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", ">u4", "<i8"]
+
+
+@pytest.mark.parametrize("dtype", INTEGER_DTYPES)
+def test_decode_reads_integer_arrays_of_every_width_as_lists(pair, token_lists, dtype):
+    # Arrays are read in place (no Python int per id); byte-swapped, strided and array.array inputs too.
+    import array
+
+    ours, _ = pair
+    ids = [i for ids in token_lists for i in [*ids, 0, 1, 127, 255] if i <= np.iinfo(np.dtype(dtype)).max]
+    expected = ours.decode_bytes(ids)
+    values = np.array(ids, dtype=dtype)
+    assert ours.decode_bytes(values) == expected
+    assert ours.decode_bytes(np.repeat(values, 2)[::2]) == expected        # not contiguous
+    assert ours.decode_bytes(memoryview(values.astype(values.dtype.newbyteorder("=")))) == expected
+    code = np.dtype(dtype).newbyteorder("=").char
+    if code in array.typecodes:
+        assert ours.decode_bytes(array.array(code, ids)) == expected
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_decode_of_an_array_refuses_what_a_list_refuses(pair, dtype):
+    ours, _ = pair
+    for bad, error in [(-1, TokenIdOverflowError), (ours.max_token_value + 1, bytebpe.InvalidTokenError)]:
+        if not np.iinfo(np.dtype(dtype)).min <= bad <= np.iinfo(np.dtype(dtype)).max:
+            continue
+        with pytest.raises(error) as from_list:
+            ours.decode_bytes([5, bad])
+        with pytest.raises(error) as from_array:
+            ours.decode_bytes(np.array([5, bad], dtype=dtype))
+        assert str(from_array.value) == str(from_list.value)
+    with pytest.raises(TokenIdOverflowError):
+        ours.decode_bytes(np.array([2**40], dtype=np.uint64))
+    with pytest.raises(TypeError):
+        ours.decode_bytes(np.array(5, dtype=np.uint32))          # one value, not a sequence
+    with pytest.raises(TypeError):
+        ours.decode_bytes(np.array([[1, 2]], dtype=np.uint32).T)  # strided 2-d: as a sequence of rows
+
+
+DECODE_IN_LIMITED_MEMORY = """
+import resource, sys
+import numpy as np
+import bytebpe
+from bytebpe._core import TokenIdOverflowError
+enc = bytebpe.get_encoding("cl100k_base")
+ids = np.random.default_rng(0).integers(1000, 90000, size=30_000_000, dtype=np.uint32)
+with open("/proc/self/status") as status:
+    size_kib = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
+# 1 GiB more than the process holds now: the decoded bytes (~200 MB) and their buffer fit; a Python int per
+# id (30 M x 32 bytes, plus the list) does not.
+limit = size_kib * 1024 + (1 << 30)
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+text = enc.decode_bytes(ids)
+print(len(text))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")
+def test_decoding_30_million_ids_from_an_array_needs_no_int_per_id(data_dir):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", DECODE_IN_LIMITED_MEMORY], capture_output=True, text=True,
+                          env={**os.environ, "BYTEBPE_DATA_DIR": str(data_dir)}, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout) > 30_000_000
 
 
 # ==== the vocabulary ===============================================================================

@@ -64,7 +64,8 @@ CoreBPE (an encoding: a MergeTable plus special tokens and decoding)
   Decoding joins token bytes in one buffer.
 """
 cimport cython
-from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.buffer cimport (PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE, PyBuffer_Release,
+                             PyObject_GetBuffer)
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromUnsignedLong
@@ -1548,10 +1549,61 @@ cdef class CoreBPE:
         except KeyError:
             raise InvalidTokenError(f"invalid token id {token}: not in this vocabulary") from None
 
+    cdef int _append_token(self, Py_ssize_t token, vector[uint8_t]& buffer) except -1:
+        """Append the bytes of a checked id to `buffer`."""
+        cdef MergeTable table = self.table
+        cdef const uint8_t* start
+        cdef bytes special
+        if token <= table.max_rank and table.token_len[token] >= 0:
+            start = table.blob.data() + table.token_start[token]
+            buffer.insert(buffer.end(), start, start + table.token_len[token])
+        else:
+            special = self._special_token_bytes(token)
+            start = <const uint8_t*>PyBytes_AS_STRING(special)
+            buffer.insert(buffer.end(), start, start + PyBytes_GET_SIZE(special))
+        return 0
+
+    cdef bytes _decode_id_buffer(self, const Py_buffer* view):
+        """decode_bytes of a one-dimensional, contiguous buffer of native integers (numpy arrays, array.array):
+        read in place, without a Python int per id."""
+        cdef vector[uint8_t] buffer
+        cdef Py_ssize_t i, n = view.shape[0], size = view.itemsize
+        cdef bint signed = (<bytes>view.format).lstrip(b"@=").islower()
+        cdef const uint8_t* data = <const uint8_t*>view.buf
+        cdef int64_t value
+        cdef uint64_t unsigned_value
+        buffer.reserve(n * 4)
+        for i in range(n):
+            if signed:
+                if size == 1: value = (<const signed char*>data)[i]
+                elif size == 2: value = (<const short*>data)[i]
+                elif size == 4: value = (<const int32_t*>data)[i]
+                else: value = (<const int64_t*>data)[i]
+                if value < 0 or value > 0xFFFFFFFF:
+                    raise TokenIdOverflowError(f"invalid token id {value}: not a 32-bit unsigned integer")
+                unsigned_value = <uint64_t>value
+            else:
+                if size == 1: unsigned_value = data[i]
+                elif size == 2: unsigned_value = (<const unsigned short*>data)[i]
+                elif size == 4: unsigned_value = (<const uint32_t*>data)[i]
+                else: unsigned_value = (<const uint64_t*>data)[i]
+                if unsigned_value > 0xFFFFFFFF:
+                    raise TokenIdOverflowError(f"invalid token id {unsigned_value}: not a 32-bit unsigned integer")
+            if unsigned_value > MAX_TOKEN_ID:
+                raise InvalidTokenError(f"invalid token id {unsigned_value}: not in this vocabulary")
+            self._append_token(<Py_ssize_t>unsigned_value, buffer)
+        return PyBytes_FromStringAndSize(<const char*>buffer.data(), buffer.size())
+
     def decode_bytes(self, tokens):
         """The bytes of a sequence of ids (list, tuple, numpy array or any iterable of ints)."""
+        cdef Py_buffer view
         if isinstance(tokens, (str, bytes)):
             raise TypeError(f"expected a sequence of token ids, got {type(tokens).__name__}")
+        if not isinstance(tokens, (list, tuple)) and _integer_buffer(tokens, &view):
+            try:
+                return self._decode_id_buffer(&view)
+            finally:
+                PyBuffer_Release(&view)
         if hasattr(tokens, "tolist") and not isinstance(tokens, list):
             tokens = tokens.tolist()     # numpy arrays: plain ints in one C pass
             if not isinstance(tokens, list):    # a numpy scalar or 0-d array is one id, not a sequence
@@ -1560,20 +1612,10 @@ cdef class CoreBPE:
             # Always a private copy: an id's __index__ may run Python code that changes the caller's list.
             tokens = list(tokens)
         cdef vector[uint8_t] buffer
-        cdef MergeTable table = self.table
-        cdef Py_ssize_t i, token, length
-        cdef const uint8_t* start
-        cdef bytes special
+        cdef Py_ssize_t i
         buffer.reserve(PyList_GET_SIZE(tokens) * 4)
         for i in range(PyList_GET_SIZE(<list>tokens)):
-            token = self._check_id(<object>PyList_GET_ITEM(<list>tokens, i))
-            if token <= table.max_rank and table.token_len[token] >= 0:
-                start = table.blob.data() + table.token_start[token]
-                buffer.insert(buffer.end(), start, start + table.token_len[token])
-            else:
-                special = self._special_token_bytes(token)
-                start = <const uint8_t*>PyBytes_AS_STRING(special)
-                buffer.insert(buffer.end(), start, start + PyBytes_GET_SIZE(special))
+            self._append_token(self._check_id(<object>PyList_GET_ITEM(<list>tokens, i)), buffer)
         return PyBytes_FromStringAndSize(<const char*>buffer.data(), buffer.size())
 
     def decode_single_token_bytes(self, token):
@@ -1581,6 +1623,24 @@ cdef class CoreBPE:
         if checked <= self.table.max_rank and self.table.token_len[checked] >= 0:
             return self.table._token_bytes(checked)
         return self._special_token_bytes(checked)
+
+
+# The struct formats of native integers that decode reads in place (numpy's int8..uint64, array.array's).
+_INTEGER_FORMATS = frozenset(b"bBhHiIlLqQnN")
+
+
+cdef bint _integer_buffer(object tokens, Py_buffer* view) except -1:
+    """Fill `view` with `tokens`' buffer if it is one-dimensional, contiguous and of native integers of 1, 2, 4
+    or 8 bytes (the caller releases it); False (nothing held) for anything else, which decodes as a sequence."""
+    try:
+        PyObject_GetBuffer(tokens, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
+    except (TypeError, BufferError, ValueError):
+        return False
+    cdef bytes format = (<bytes>view.format if view.format != NULL else b"B").lstrip(b"@=")
+    if view.ndim == 1 and len(format) == 1 and format[0] in _INTEGER_FORMATS and view.itemsize in (1, 2, 4, 8):
+        return True
+    PyBuffer_Release(view)
+    return False
 
 
 # numpy.empty and the uint32 dtype, looked up on first use (importing numpy costs ~100 ms and most callers
