@@ -83,7 +83,7 @@ from bytebpe._pretokenize cimport ScanSpec, Scanner, scan_pieces
 
 from ._shared cimport (
     MAX_TOKEN_ID, SCAN_BATCH, _decode, _hash_bytes, _head_word, _head_word_of_8, _load32, _load64, _utf8_view,
-    _utf8_view_of_held,
+    _utf8_view_of_held, fill_vector,
 )
 
 import os
@@ -365,8 +365,8 @@ cdef class MergeTable:
                 max_rank = rank
         self._check_size(len(items), max_rank, total_bytes)
         self.rank_objects = [None] * (max_rank + 1)
-        self.token_start.assign(max_rank + 1, 0)
-        self.token_len.assign(max_rank + 1, -1)
+        fill_vector(self.token_start, max_rank + 1, 0)
+        fill_vector(self.token_len, max_rank + 1, -1)
         self.blob.reserve(total_bytes)
         self.ranks_dict = mergeable_ranks
         cdef const uint8_t* data
@@ -451,8 +451,8 @@ cdef class MergeTable:
             raise ValueError("bundled vocabulary: no tokens")
         table._check_size(n_tokens, n_ranks - 1, total_bytes)
         table.blob.assign(&content[0] + first_token, &content[0] + size)
-        table.token_start.assign(n_ranks, 0)
-        table.token_len.assign(n_ranks, -1)
+        fill_vector(table.token_start, n_ranks, 0)
+        fill_vector(table.token_len, n_ranks, -1)
         table.rank_objects = list(range(n_ranks))
         for rank in range(n_ranks):
             if content[header + rank] == 0:     # a gap in the ranks
@@ -479,12 +479,12 @@ cdef class MergeTable:
         cdef Py_ssize_t rank, n
         cdef const uint8_t* data
         self.mask = _table_capacity(self.n_tokens) - 1
-        self.slots.assign(self.mask + 1, Slot(0, 0, 0))
+        fill_vector(self.slots, self.mask + 1, Slot(0, 0, 0))
         self.bloom_mask = _table_capacity(self.n_tokens) // 8 - 1
-        self.bloom.assign(self.bloom_mask + 1, 0)
+        fill_vector(self.bloom, self.bloom_mask + 1, 0)
         for rank in range(256):
             self.byte_rank[rank] = NO_RANK
-        self.pair_of_bytes_rank.assign(65536, NO_RANK)
+        fill_vector(self.pair_of_bytes_rank, 65536, NO_RANK)
         self.max_token_len = 0
         for rank in range(self.max_rank + 1):
             self.max_token_len = max(self.max_token_len, self.token_len[rank])
@@ -697,7 +697,7 @@ cdef class MergeTable:
         cdef int bits = 4
         while (1 << bits) < 2 * len(checked):
             bits += 1
-        table.pair_merges.assign(1 << bits, PairMerge(NO_PAIR, 0, 0))
+        fill_vector(table.pair_merges, 1 << bits, PairMerge(NO_PAIR, 0, 0))
         table.pair_shift = 64 - bits
         cdef uint64_t key, slot, mask = (1 << bits) - 1
         for i in range(len(checked)):
@@ -712,14 +712,14 @@ cdef class MergeTable:
         bits = 6
         while (1 << bits) < 16 * len(checked):
             bits += 1
-        table.pair_bloom.assign(1 << (bits - 6), 0)
+        fill_vector(table.pair_bloom, 1 << (bits - 6), 0)
         table.pair_bloom_shift = 64 - bits
         for i in range(len(checked)):
             left, right, result = checked[i]
             key = ((<uint64_t>left << 32) | <uint64_t>right) * 0x9E3779B97F4A7C15ULL >> table.pair_bloom_shift
             table.pair_bloom[key >> 6] |= 1ULL << (key & 63)
         # The first lookups of every piece, as one array read (as pair_of_bytes_rank is for tiktoken's rule).
-        table.byte_pair_merges.assign(65536, PairMerge(NO_PAIR, 0, 0))
+        fill_vector(table.byte_pair_merges, 65536, PairMerge(NO_PAIR, 0, 0))
         cdef const PairMerge* merge
         cdef int b0, b1
         for b0 in range(256):
@@ -743,7 +743,7 @@ cdef class MergeTable:
         cdef vector[Rank] ids
         cdef vector[uint8_t] keep
         cdef const uint8_t* data
-        keep.assign(self.max_rank + 1, 0)
+        fill_vector(keep, self.max_rank + 1, 0)
         for rank in range(self.max_rank + 1):
             n = self.token_len[rank]
             if n < 0:
@@ -751,8 +751,8 @@ cdef class MergeTable:
             ids.clear()
             _merge_by_pair_rank(self, self.blob.data() + self.token_start[rank], n, ids)
             keep[rank] = ids.size() == 1 and ids[0] == <Rank>rank
-        self.slots.assign(self.mask + 1, Slot(0, 0, 0))
-        self.bloom.assign(self.bloom_mask + 1, 0)
+        fill_vector(self.slots, self.mask + 1, Slot(0, 0, 0))
+        fill_vector(self.bloom, self.bloom_mask + 1, 0)
         for rank in range(self.max_rank + 1):
             n = self.token_len[rank]
             if n < 0:
@@ -909,7 +909,7 @@ cdef int _make_memo(MergeCache& cache) except -1 nogil:
     cdef int bits = 2
     while (1ULL << bits) < 2 * capacity and bits < MEMO_MAX_BITS:
         bits += 1
-    cache.memo_entries.assign(1ULL << bits, PairMemoEntry(NO_PAIR, 0))
+    fill_vector(cache.memo_entries, 1ULL << bits, PairMemoEntry(NO_PAIR, 0))
     cache.memo.entries = cache.memo_entries.data()
     cache.memo.shift = 64 - bits
     return 0
@@ -919,7 +919,7 @@ cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil
     """Empty the merge cache's slots, sized for an input of `input_bytes`."""
     cdef uint64_t capacity = _cache_capacity(input_bytes)
     cache.mask = capacity - 1
-    cache.slots.assign(capacity, CachedPiece(0, NULL, 0, 0, 0))
+    fill_vector(cache.slots, capacity, CachedPiece(0, NULL, 0, 0, 0))
     cache.ids.clear()
     return 0
 

@@ -78,11 +78,11 @@ cdef int _build_char_starts(MergeTable table) except -1:
     # Index: one byte b -> b, two bytes (b0, b1) -> 256 + (b0 << 8 | b1).
     cdef vector[Rank] part_after_ascii, part_after_other, part_before_ascii, part_before_other
     cdef vector[Rank] whole_within     # code point -> lowest rank of a longer token holding that character
-    part_after_ascii.assign(256 + 65536, NO_RANK)
-    part_after_other.assign(256 + 65536, NO_RANK)
-    part_before_ascii.assign(256 + 65536, NO_RANK)
-    part_before_other.assign(256 + 65536, NO_RANK)
-    whole_within.assign(0x10000, NO_RANK)
+    fill_vector(part_after_ascii, 256 + 65536, NO_RANK)
+    fill_vector(part_after_other, 256 + 65536, NO_RANK)
+    fill_vector(part_before_ascii, 256 + 65536, NO_RANK)
+    fill_vector(part_before_other, 256 + 65536, NO_RANK)
+    fill_vector(whole_within, 0x10000, NO_RANK)
     cdef Py_ssize_t rank, n, k, j, i, length, index
     cdef const uint8_t* t
     cdef uint32_t code
@@ -123,7 +123,7 @@ cdef int _build_char_starts(MergeTable table) except -1:
                 i += length
             else:
                 i += 1
-    table.char_starts.assign(0x10000, 0)
+    fill_vector(table.char_starts, 0x10000, 0)
     cdef uint8_t b[3]
     cdef Rank whole, first, second, highest, before_ascii, before_other, after_ascii, after_other
     for code in range(0x80, 0x10000):

@@ -36,6 +36,16 @@ cdef enum:
     SCAN_BATCH = 256
 
 
+# std::vector::assign(n, x) as Cython's libcpp declares it is not `except +`: a std::bad_alloc there would end
+# the process. Every fill goes through this, which turns one into MemoryError.
+cdef extern from *:
+    """
+    template <class Vector, class T>
+    static inline void fill_vector(Vector& vector, size_t n, const T& value) { vector.assign(n, value); }
+    """
+    void fill_vector[Vector, T](Vector& vector, size_t n, const T& value) except + nogil
+
+
 cdef extern from "Python.h":
     # Borrowed UTF-8 view of a str, cached inside the object (zero-copy for ASCII strings).
     # Raises UnicodeEncodeError for lone surrogates.

@@ -35,7 +35,9 @@ from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
 from ._pretokenize cimport ScanSpec, Scanner, scan_pieces
-from ._shared cimport MAX_TOKEN_ID, SCAN_BATCH, _hash_bytes, _head_word, _utf8_view, _utf8_view_of_held
+from ._shared cimport (
+    MAX_TOKEN_ID, SCAN_BATCH, _hash_bytes, _head_word, _utf8_view, _utf8_view_of_held, fill_vector,
+)
 
 # The large, growing arrays of counting and training take their memory from _big_alloc.h (own mappings,
 # returned to the system when freed; why and the measurement there).
@@ -261,7 +263,7 @@ cdef class PieceCounts:
     cdef public object pat_str
 
     def __cinit__(self):
-        self.slots.assign(INITIAL_SLOTS, 0)
+        fill_vector(self.slots, INITIAL_SLOTS, 0)
         self.mask = INITIAL_SLOTS - 1
 
     def __len__(self):
@@ -276,7 +278,7 @@ cdef class PieceCounts:
     cdef int _grow(self) except -1 nogil:
         cdef uint64_t i
         cdef uint32_t k
-        self.slots.assign(2 * self.slots.size(), 0)
+        fill_vector(self.slots, 2 * self.slots.size(), 0)
         self.mask = self.slots.size() - 1
         for k in range(<uint32_t>self.entries.size()):
             i = self.entries[k].hash & self.mask
@@ -351,7 +353,7 @@ cdef class PieceCounts:
             kept += 1
         self.entries.resize(kept)
         self.blob.resize(write)
-        self.slots.assign(self.slots.size(), 0)
+        fill_vector(self.slots, self.slots.size(), 0)
         for k in range(kept):
             i = self.entries[k].hash & self.mask
             while self.slots[i] != 0:
@@ -391,7 +393,7 @@ cdef class PieceCounts:
         """Free everything (the trainer took the pieces over)."""
         BigBytes().swap(self.blob)
         vector[PieceEntry, BigAllocator[PieceEntry]]().swap(self.entries)
-        self.slots.assign(INITIAL_SLOTS, 0)
+        fill_vector(self.slots, INITIAL_SLOTS, 0)
         self.mask = INITIAL_SLOTS - 1
         return 0
 
@@ -652,7 +654,7 @@ cdef class BPETrainer:
         self.min_frequency = min_frequency
         self.max_token_length = <uint64_t>max_token_length
         self.long_word = <uint32_t>min(long_word, 0xFFFFFFFF)
-        self.pair_slots.assign(INITIAL_SLOTS, 0)
+        fill_vector(self.pair_slots, INITIAL_SLOTS, 0)
         self.pair_mask = INITIAL_SLOTS - 1
         counts._enter()
         try:
@@ -729,7 +731,7 @@ cdef class BPETrainer:
     cdef int _grow_pairs(self) except -1 nogil:
         cdef uint64_t i
         cdef uint32_t p
-        self.pair_slots.assign(2 * self.pair_slots.size(), 0)
+        fill_vector(self.pair_slots, 2 * self.pair_slots.size(), 0)
         self.pair_mask = self.pair_slots.size() - 1
         for p in range(<uint32_t>self.pair_key.size()):
             i = _mix_key(self.pair_key[p]) & self.pair_mask

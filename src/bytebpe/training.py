@@ -228,8 +228,8 @@ def count_pieces(
     """Distinct pre-tokens of `texts` and their counts, one batch of texts at a time; with
     `max_distinct_pieces`, at most that many, pruned by `PieceCounts`' rule (whatever the batches).
 
-    With a compiled `Scanner` (the known patterns) each batch is scanned and counted without the GIL and
-    without piece objects, on `workers` threads (default: one per usable core): this thread reads the
+    With a compiled `Scanner` (a pattern of the family) each batch is scanned and counted without the GIL and
+    without piece objects, on `workers` threads (default and most: one per usable core): this thread reads the
     texts and hands batches of ~PARALLEL_BATCH_CHARS round-robin to one table per worker, and the tables are
     added at the end. The counts are the serial ones (sums do not depend on who counted what), and the
     order of the pieces in the table depends only on the texts and the number of workers. Pruning
@@ -247,7 +247,10 @@ def _count(
 ) -> _train.PieceCounts:
     """`count_pieces`; with `utf8` (a compiled scanner only) the texts may also be bytes of valid UTF-8."""
     check_max_distinct_pieces(max_distinct_pieces)
-    workers = batching.pool_size() if workers is None else batching.checked_num_threads(workers)
+    # More threads than cores count no faster, and each holds a table of its own: at most one per core, as
+    # encode_batch's threads (the counts never depend on the number).
+    workers = batching.pool_size() if workers is None else min(batching.checked_num_threads(workers),
+                                                                  batching.pool_size())
     # Texts of unknown total size: the bar counts characters (`count_files_pieces` shows bytes of files).
     bar = progress_bar(progress, desc="counting pre-tokens", unit="char", unit_scale=True)
     try:
@@ -434,7 +437,7 @@ def train(
     `max_token_length`. When the corpus runs out of pairs the vocabulary is smaller, with a warning.
     `max_distinct_pieces` bounds the memory of counting by pruning rare pre-tokens (`PieceCounts` states
     the rule; a warning says what was dropped); by default nothing is dropped. Pre-tokens are counted on
-    `workers` threads (default: one per usable core; the counts do not depend on it).
+    `workers` threads (default and most: one per usable core; the counts do not depend on it).
 
     >>> enc = bytebpe.train(["low low lower newest widest"] * 10, 270)     # doctest: +SKIP
     >>> enc.decode(enc.encode("lowest"))                                   # doctest: +SKIP
