@@ -793,3 +793,12 @@ def test_a_one_letter_property_is_two_literal_letters_in_oniguruma(pattern, text
     # Found by the generated patterns (slow tier): HF's \pL is "p" then "L"; tiktoken's is \p{L}.
     assert ours(pattern, "hf", text) == hf_pieces(pattern, text)
     assert ours(pattern, "tiktoken", text) == [m.group() for m in regex.finditer(pattern, text)]
+
+
+def test_a_pattern_with_32_sets_keeps_every_sets_bit():
+    # Found by random generated patterns: with 32 sets, the mask of the sets' bits was 1 << 32 - 1 in a C int
+    # (undefined; here 0), so no code point was in any set and "  " fell apart into single spaces.
+    pattern = (r"a|é(?i:'s|'t|'re|'ve|'m|'ll|'d)|[ ]a|\p{Lu}\p{Lm}\p{P}'(?:[sdmt]|ll|ve|re)"
+               r"|(?:b|\p{Lo}\p{N})(?:k|[\p{L}].(?i:Kx))|\p{Ll}+\p{Lt}*[\p{M}]*(?:'[st])?|\s+|[^\s]")
+    for text in ["  ", " a  b", "hello  world's"]:
+        assert ours(pattern, "tiktoken", text) == [m.group() for m in regex.finditer(pattern, text)]

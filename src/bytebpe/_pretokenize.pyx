@@ -630,7 +630,7 @@ cdef int _build_program(Scanner scanner, program, int oracle) except -1:
     cdef int k, j, value, bit, n_branches = len(program.branch_starts)
     cdef dict combo_ids = {}, block_ids = {}, props_blocks = {}, combo_example = {}
     cdef bytearray row = bytearray(256)
-    set_mask = <uint32_t>((1 << n_sets) - 1)
+    set_mask = <uint32_t>(((<uint64_t>1) << n_sets) - 1)     # (n_sets may be 32: shift a 64-bit one)
     if n_branches > 32:
         raise pattern_compiler.UnsupportedPattern(f"{program.pattern!r} has more than 32 branches")
     for value in range(256):
