@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -342,3 +343,51 @@ def test_an_unknown_model_is_a_key_error_and_a_value_error_listing_the_known_enc
     message = str(raised.value)
     assert "nope" in message and "get_encoding" in message
     assert all(name in message for name in bytebpe.list_encoding_names())
+
+
+# ==== patterns that backtrack without bound on the `regex` engine ======================================
+
+EXPLOSIVE = r"(a|aa)+$|\s|[^\s]"       # outside the compiled family (a repeated group): the regex engine runs it
+EXPLOSIVE_TEXT = "a" * 45 + "!"        # ~fib(45) ways to read the a's before $ fails: minutes without a bound
+
+
+def _explosive_tokenizer_json(tmp_path, where: str) -> Path:
+    import tokenizers
+    from tokenizers import normalizers, pre_tokenizers
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE(vocab={c: i for i, c in enumerate(alphabet)}, merges=[]))
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    if where == "split":
+        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(tokenizers.Regex(EXPLOSIVE), "isolated"),
+                                                     byte_level])
+    else:
+        tok.normalizer = normalizers.Replace(tokenizers.Regex(r"(a|aa)+$"), "b")
+        tok.pre_tokenizer = byte_level
+    tok.decoder = tokenizers.decoders.ByteLevel()
+    path = tmp_path / "explosive.json"
+    tok.save(str(path))
+    return path
+
+
+@pytest.mark.parametrize("entry", ["Encoding", "batch", "train", "tokenizer.json split", "tokenizer.json replace"])
+def test_a_pattern_that_backtracks_without_bound_is_stopped_with_an_error_naming_it(entry, tmp_path):
+    import time
+
+    start = time.monotonic()
+    with pytest.raises(bytebpe.PatternTimeoutError, match=r"\(a\|aa\)\+\$.*backtracks without bound") as error:
+        if entry in ("Encoding", "batch"):
+            enc = bytebpe.Encoding("x", pat_str=EXPLOSIVE, mergeable_ranks={bytes([b]): b for b in range(256)},
+                                   special_tokens={})
+            if entry == "batch":
+                enc.encode_ordinary_batch(["fine", EXPLOSIVE_TEXT, "fine"])
+            else:
+                enc.encode_ordinary(EXPLOSIVE_TEXT)
+        elif entry == "train":
+            bytebpe.train([EXPLOSIVE_TEXT] * 3, 260, pat_str=EXPLOSIVE)
+        else:
+            pytest.importorskip("tokenizers")
+            path = _explosive_tokenizer_json(tmp_path, entry.split()[-1])
+            bytebpe.from_tokenizer_json(path).encode_ordinary(EXPLOSIVE_TEXT)
+    assert isinstance(error.value, ValueError)
+    assert time.monotonic() - start < 30

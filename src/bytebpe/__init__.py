@@ -12,6 +12,7 @@ from ._core import InvalidTokenError
 from .encoding import Encoding, PieceCacheInfo, load
 from .file_formats import TokenizerFileError
 from .model_files import MODEL_PRESETS, ModelFileError, from_tekken_json, from_tiktoken_file, load_model_file
+from .pretokenizer import PatternTimeoutError
 from .registry import (
     UnknownEncodingError,
     UnknownModelError,
@@ -63,6 +64,7 @@ __all__ = [
     "EncodingMismatchError",
     "FileStats",
     "InvalidTokenError",
+    "PatternTimeoutError",
     "MODEL_PRESETS",
     "ModelFileError",
     "PieceCacheInfo",

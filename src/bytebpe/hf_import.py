@@ -46,6 +46,7 @@ from .encoding import Encoding, SpecialPolicy, _special_token_regex
 from .file_formats import TokenizerFileError, recognise, recognise_document, wrong_format
 from .hf_json import _byte_to_char, oniguruma_pattern
 from .pattern_compiler import UnsupportedPattern
+from .pretokenizer import regex_timeout, timed_out
 
 __all__ = ["TokenizerJsonEncoding", "TokenizerJsonError", "from_tokenizer_json"]
 
@@ -317,7 +318,11 @@ def _matches(pattern: regex.Pattern[str], text: str, component: str) -> list[tup
     """The non-overlapping matches, leftmost first; an empty match is refused (Oniguruma's iterator and
     `regex` step over empty matches differently)."""
     spans = []
-    for match in pattern.finditer(text, concurrent=False):
+    try:
+        matches = list(pattern.finditer(text, concurrent=False, timeout=regex_timeout(text)))
+    except TimeoutError:
+        raise timed_out(f"{component}: pattern {pattern.pattern!r}", text) from None
+    for match in matches:
         start, end = match.span()
         if start == end:
             raise TokenizerJsonError(f"{component}: pattern {pattern.pattern!r} matched the empty string in "
@@ -393,7 +398,10 @@ def _pattern_split(pattern: regex.Pattern[str], behavior: str, invert: bool, com
         around = regex.compile(f"({pattern.pattern})", pattern.flags)
 
         def isolated(text: str) -> Pieces:
-            parts = around.split(text, concurrent=False)
+            try:
+                parts = around.split(text, concurrent=False, timeout=regex_timeout(text))
+            except TimeoutError:
+                raise timed_out(f"{component}: pattern {pattern.pattern!r}", text) from None
             if "" in parts[1::2]:
                 _matches(pattern, text, component)      # raises, naming the empty match
             return [part for part in parts if part]

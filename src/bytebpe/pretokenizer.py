@@ -71,7 +71,7 @@ class RegexSplit:
     def __call__(self, text: str) -> list[str]:
         split = self._split
         if split is None:       # two threads may both compile it: the same split either way
-            split = self._split = regex_split(compile_pattern(self.pat_str, self.dialect))
+            split = self._split = regex_split(compile_pattern(self.pat_str, self.dialect), self.pat_str)
         return split(text)
 
 
@@ -135,21 +135,50 @@ def with_oracle_classes(pat_str: str, dialect: Dialect = "tiktoken") -> str:
     return "".join(out)
 
 
-def _whole_matches(pattern: regex.Pattern[str], text: str) -> list[str]:
-    return [match.group() for match in pattern.finditer(text, concurrent=False)]
+class PatternTimeoutError(ValueError):
+    """The `regex` engine gave up on a text: the split pattern backtracks without bound on it."""
 
 
-def regex_split(pattern: regex.Pattern[str]) -> SplitFunction:
-    """The `regex` engine's split: whole matches (findall would return a pattern's groups instead).
+# The `regex` engine backtracks without bound on some patterns: (a|aa)+$ on 45 a's and a "!" runs for minutes,
+# where tiktoken's engine and HF's give up at once. So every call of it on a text has a time limit that grows
+# with the text: far above what a pattern that does not blow up needs (a few MB/s at worst), far below minutes.
+REGEX_SECONDS_BASE = 2.0
+REGEX_SECONDS_PER_MILLION_CHARACTERS = 2.0
+
+
+def regex_timeout(text: str) -> float:
+    """Seconds the `regex` engine may spend on one call over `text`."""
+    return REGEX_SECONDS_BASE + REGEX_SECONDS_PER_MILLION_CHARACTERS * len(text) / 1e6
+
+
+def timed_out(what: str, text: str) -> PatternTimeoutError:
+    """The error for `what` (the pattern, as the user gave it) running out of time on `text`."""
+    return PatternTimeoutError(
+        f"{what} took more than {regex_timeout(text):.0f} s on a text of {len(text):,} characters and was stopped: "
+        "the regex engine backtracks without bound on it (nested or overlapping repeats such as (a|aa)+); "
+        "rewrite the pattern without them")
+
+
+def regex_split(pattern: regex.Pattern[str], source: str | None = None) -> SplitFunction:
+    """The `regex` engine's split: whole matches (findall would return a pattern's groups instead), each call
+    bounded in time (`regex_timeout`; `PatternTimeoutError` names `source`, the pattern as the user wrote it).
 
     concurrent=False: `regex` releases and retakes the GIL around every match unless told not to. Alone that
     costs ~25%; with batch threads it costs far more (two threads hand the GIL back and forth per piece: a
     batch ran at half the speed of a loop, and two threads of findall ran slower than one). So the regex
     keeps the GIL, and threads gain from the merge loop, which runs without it.
     """
-    if pattern.groups:
-        return functools.partial(_whole_matches, pattern)
-    return functools.partial(pattern.findall, concurrent=False)
+    what = f"the split pattern {source or pattern.pattern!r}"
+    findall, finditer, groups = pattern.findall, pattern.finditer, pattern.groups
+
+    def split(text: str) -> list[str]:
+        try:
+            if groups:
+                return [match.group() for match in finditer(text, concurrent=False, timeout=regex_timeout(text))]
+            return findall(text, concurrent=False, timeout=regex_timeout(text))
+        except TimeoutError:
+            raise timed_out(what, text) from None
+    return split
 
 
 def choose(pat_str: str, choice: PretokenizerChoice, regex_engine: SplitFunction) -> SplitFunction:
