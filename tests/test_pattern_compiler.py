@@ -802,3 +802,15 @@ def test_a_pattern_with_32_sets_keeps_every_sets_bit():
                r"|(?:b|\p{Lo}\p{N})(?:k|[\p{L}].(?i:Kx))|\p{Ll}+\p{Lt}*[\p{M}]*(?:'[st])?|\s+|[^\s]")
     for text in ["  ", " a  b", "hello  world's"]:
         assert ours(pattern, "tiktoken", text) == [m.group() for m in regex.finditer(pattern, text)]
+
+
+def test_where_tiktokens_engine_matches_what_the_pattern_cannot_the_scanner_follows_the_pattern():
+    # Found by random generated patterns. tiktoken 0.14's engine cuts "ab" whole by `ab+c?b+|[\s\S]`, which needs
+    # three characters at least: a run, an optional item, then a run of a class that overlaps the first (the
+    # same with \p{L}\p{L}+\P{L}?\p{L}+; not with \p{L}{2,}\P{L}?\p{L}+). No pattern in use has this shape.
+    # The compiled scanner keeps to the pattern (as the `regex` package and HF do); this test records the
+    # oracle's behaviour so that a tiktoken that changes it is noticed.
+    pattern = r"ab+c?b+|[\s\S]"
+    assert tiktoken_tokens(pattern, "ab", ["ab", "a", "b"]) == ["ab"]
+    assert ours(pattern, "tiktoken", "ab") == ["a", "b"] == [m.group() for m in regex.finditer(pattern, "ab")]
+    assert hf_pieces(pattern, "ab") == ["a", "b"]

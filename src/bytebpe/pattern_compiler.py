@@ -34,6 +34,11 @@ with these limits, each refused with its reason:
   branch that does): the scanner's pieces partition the text, as tiktoken's and HF's do for such a pattern.
   This is checked on the compiled tables (`_pretokenize.compile_scanner`), code point class by class.
 
+One known difference from an oracle: tiktoken 0.14's engine cuts "ab" whole by `ab+c?b+|[\s\S]` (a run, an
+optional item, a run of an overlapping class), which cannot match fewer than three characters; the scanner
+follows the pattern, as HF and the `regex` package do (tests/test_pattern_compiler.py records it). No pattern
+in use has that shape.
+
 Character classes are built from each code point's properties as the oracle's engine sees them
 (_unicode_props.h, tools/gen_unicode_props.py): stock tiktoken's for `Encoding(pat_str=...)`, `.tiktoken`
 and Tekken files; HF `tokenizers`' for `tokenizer.json`.
