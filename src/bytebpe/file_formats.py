@@ -85,6 +85,10 @@ def _looks_like_tekken(document: dict[str, Any]) -> bool:
     return isinstance(vocab, list) and bool(vocab) and isinstance(vocab[0], dict) and "token_bytes" in vocab[0]
 
 
+# JSON nested beyond Python's recursion limit (~1,000 levels): no tokenizer file is, and json.loads gives up.
+NESTED_TOO_DEEPLY = "JSON nested more deeply than any tokenizer file (over ~1,000 levels)"
+
+
 def recognise(contents: bytes) -> Recognised:
     """The format of a file's `contents`: JSON is parsed once (the result rides along in `document`), a
     .tiktoken file is known by its first line, a file that is not text is "binary"."""
@@ -94,6 +98,8 @@ def recognise(contents: bytes) -> Recognised:
             document = json.loads(contents)
         except UnicodeDecodeError as error:
             return Recognised("corrupt json", problem=f"not UTF-8 ({error})")
+        except RecursionError:
+            return Recognised("corrupt json", problem=NESTED_TOO_DEEPLY)
         except ValueError as error:
             first_line = contents.split(b"\n", 1)[0]
             try:

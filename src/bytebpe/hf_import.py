@@ -43,7 +43,7 @@ import regex
 
 from . import _core, _pretokenize, patterns
 from .encoding import Encoding, SpecialPolicy, _special_token_regex
-from .file_formats import TokenizerFileError, recognise, recognise_document, wrong_format
+from .file_formats import NESTED_TOO_DEEPLY, TokenizerFileError, recognise, recognise_document, wrong_format
 from .hf_json import _byte_to_char, oniguruma_pattern
 from .pattern_compiler import UnsupportedPattern
 from .pretokenizer import regex_timeout, timed_out
@@ -146,6 +146,8 @@ def _load_json(text: str, name: str = "tokenizer.json") -> dict[str, Any]:
         spec = json.loads(text)
     except json.JSONDecodeError as error:
         raise TokenizerJsonError(f"not valid JSON: {error}") from None
+    except RecursionError:
+        raise TokenizerJsonError(f"{name}: {NESTED_TOO_DEEPLY}") from None
     return _checked_spec(spec, name)
 
 
@@ -605,6 +607,10 @@ class _AddedToken:
         if not isinstance(spec, dict):
             raise TokenizerJsonError(f"{component} must be an object, got {spec!r}")
         self.id = spec.get("id")
+        if not isinstance(self.id, int) or isinstance(self.id, bool) or not 0 <= self.id < 2**32:
+            # HF refuses the file then ("expected u32"), though it gives the token an id of its own choosing.
+            raise TokenizerJsonError(f"{component}.id: {self.id!r} is not an id (an integer from 0 to 2**32 - 1, "
+                                     "as HF requires)" if "id" in spec else f"{component}: no field 'id'")
         self.content = _field(spec, "content", str, component)
         self.single_word = _field(spec, "single_word", bool, component, False)
         self.lstrip = _field(spec, "lstrip", bool, component, False)

@@ -615,6 +615,11 @@ def _jsonl_document(line: bytes, decode: _Decoder, number: int, field: str) -> s
         record = json.loads(text)
     except json.JSONDecodeError as error:
         raise BadDocumentError(decode.label, number, f"not valid JSON ({error.msg} at column {error.colno})") from None
+    except ValueError as error:     # an integer of more than 4,300 digits (Python's int conversion limit)
+        raise BadDocumentError(decode.label, number, f"not readable JSON ({error})") from None
+    except RecursionError:
+        raise BadDocumentError(decode.label, number, "JSON nested more deeply than Python reads (~1,000 levels)") \
+            from None
     return _text_of(record, decode.label, number, field, strings=False)
 
 

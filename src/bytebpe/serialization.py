@@ -20,7 +20,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .file_formats import FORMATS, TokenizerFileError, recognise, recognise_document, wrong_format
+from .file_formats import FORMATS, NESTED_TOO_DEEPLY, TokenizerFileError, recognise, recognise_document, wrong_format
 from .vocab_io import write_bytes_atomically
 
 __all__ = ["EncodingFileError", "FORMAT_VERSION", "write_encoding_file", "read_encoding_file", "encoding_arguments"]
@@ -75,6 +75,8 @@ def read_encoding_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         contents = file.read()
     try:
         fields = json.loads(contents)
+    except RecursionError:
+        raise EncodingFileError(f"{label}: {NESTED_TOO_DEEPLY}") from None
     except (ValueError, UnicodeDecodeError) as error:
         found = recognise(contents).kind
         if found in FORMATS and FORMATS[found].loader:     # a tokenizer file of another format

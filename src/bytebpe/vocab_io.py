@@ -66,8 +66,11 @@ def _read_source(source: Source, expected_hash: str | None = None) -> tuple[byte
 
 
 def _lines_without_trailing_blanks(contents: bytes) -> list[bytes]:
-    # Split on b"\n" only: bytes.splitlines() would also split on a lone b"\r", hiding a mangled
-    # file. A final line without newline and blank lines at the very end are both harmless.
+    # Lines end with b"\n" or b"\r\n" (a file saved on Windows: tiktoken reads it); a lone b"\r" is not a
+    # line end (bytes.splitlines() would make it one, hiding a mangled file). A final line without newline
+    # and blank lines at the very end are both harmless.
+    if b"\r\n" in contents:
+        contents = contents.replace(b"\r\n", b"\n")
     lines = contents.split(b"\n")
     while lines and lines[-1] == b"":
         lines.pop()

@@ -1,0 +1,91 @@
+"""Hostile and odd files get the loaders' own errors, in the user's words, or load as the oracle loads them.
+
+Each case names what a file holds and what must happen: deeply nested JSON (beyond Python's recursion limit)
+through every loader that parses JSON; a JSONL line with an integer too long for Python, read with and
+without skip_bad; added-token ids HF refuses; a `.tiktoken` file with Windows line ends, which tiktoken reads.
+"""
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+import bytebpe
+from bytebpe import readers
+from bytebpe.readers import BadDocumentError
+
+NESTED = b'{"model": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+
+@pytest.mark.parametrize("loader", ["from_tokenizer_json", "load", "load_tokenizer", "from_tekken_json"])
+def test_json_nested_beyond_the_recursion_limit_is_the_loaders_error(loader, tmp_path):
+    path = tmp_path / "nested.json"
+    path.write_bytes(NESTED)
+    with pytest.raises(bytebpe.TokenizerFileError, match="nested more deeply") as error:
+        getattr(bytebpe, loader)(path)
+    assert not isinstance(error.value, RecursionError)
+
+
+def test_a_jsonl_line_nested_too_deeply_or_with_a_huge_integer_is_a_bad_document(tmp_path):
+    huge = "9" * 5000
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"text": "good one"}\n{"text": "x", "n": ' + huge + '}\n{"text": "x", "deep": '
+                    + "[" * 5000 + "]" * 5000 + '}\n{"text": "good two"}\n')
+    with pytest.raises(BadDocumentError, match=r"d\.jsonl:2: not readable JSON \(Exceeds the limit"):
+        list(readers.read_texts(readers.find_input_files([path]), readers.ReadTally()))
+    tally = readers.ReadTally()
+    texts = list(readers.read_texts(readers.find_input_files([path]), tally, skip_bad=True))
+    assert texts == ["good one", "good two"] and tally.skipped == 2
+    assert tally.examples[1].endswith("d.jsonl:3: JSON nested more deeply than Python reads (~1,000 levels)")
+
+
+def _byte_level_tokenizer_json(tmp_path, token_id) -> "Path":  # noqa: F821
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import decoders, models, pre_tokenizers
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    tok = tokenizers.Tokenizer(models.BPE(vocab={c: i for i, c in enumerate(alphabet)}, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens(["<x>"])
+    spec = json.loads(tok.to_str())
+    if token_id is _MISSING:
+        del spec["added_tokens"][0]["id"]
+    else:
+        spec["added_tokens"][0]["id"] = token_id
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+_MISSING = object()
+
+
+@pytest.mark.parametrize("token_id", [-1, 2**40, 2**32, True, 50300.0, "5", None, _MISSING],
+                         ids=["-1", "2**40", "2**32", "true", "50300.0", "string", "null", "missing"])
+def test_an_added_token_id_that_hf_refuses_is_refused(token_id, tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    path = _byte_level_tokenizer_json(tmp_path, token_id)
+    with pytest.raises(Exception):
+        tokenizers.Tokenizer.from_file(str(path))       # the oracle refuses the file
+    with pytest.raises(bytebpe.TokenizerFileError, match=r"added_tokens\[0\]"):
+        bytebpe.from_tokenizer_json(path)
+
+
+def test_an_added_token_with_a_valid_id_loads(tmp_path):
+    assert bytebpe.from_tokenizer_json(_byte_level_tokenizer_json(tmp_path, 256)).encode(
+        "a<x>", allowed_special="all")[-1] == 256
+
+
+def test_a_tiktoken_file_with_windows_line_ends_loads_as_tiktoken_loads_it(tmp_path):
+    from tiktoken.load import load_tiktoken_bpe as tiktoken_load
+
+    lines = [base64.b64encode(bytes([b])) + b" %d" % b for b in range(256)] + [base64.b64encode(b"ab") + b" 256"]
+    path = tmp_path / "crlf.tiktoken"
+    path.write_bytes(b"\r\n".join(lines) + b"\r\n")
+    assert bytebpe.load_tiktoken_bpe(path) == tiktoken_load(str(path))
+    assert bytebpe.from_tiktoken_file(path, pattern=r"\S+|\s+", special_tokens={}).encode("ab") == [256]
+    path.write_bytes(b"\r".join(lines))         # a lone CR is no line end: a mangled file stays an error
+    with pytest.raises(ValueError, match="line 1"):
+        bytebpe.load_tiktoken_bpe(path)
