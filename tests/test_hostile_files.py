@@ -89,3 +89,43 @@ def test_a_tiktoken_file_with_windows_line_ends_loads_as_tiktoken_loads_it(tmp_p
     path.write_bytes(b"\r".join(lines))         # a lone CR is no line end: a mangled file stays an error
     with pytest.raises(ValueError, match="line 1"):
         bytebpe.load_tiktoken_bpe(path)
+
+
+def test_reading_stdin_when_it_is_closed_is_an_error_in_words(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "bytebpe", "encode", "-", "--encoding", "cl100k_base", "-o", str(tmp_path / "out"), "-q"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+                          close_fds=True, preexec_fn=lambda: __import__("os").close(0))
+    assert done.returncode == 1, done.stderr
+    assert "standard input, which is closed" in done.stderr and "Traceback" not in done.stderr
+    assert not list(tmp_path.iterdir())
+
+
+MEMORY_LIMITED_CLI = """
+import resource, sys
+from bytebpe import cli
+with open("/proc/self/status") as status:
+    size_kib = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (size_kib * 1024 + (300 << 20),) * 2)
+sys.exit(cli.main(["encode", sys.argv[1], "--encoding", "cl100k_base", "-o", sys.argv[2], "-q", "--workers", "1"]))
+"""
+
+
+def test_a_document_too_large_for_memory_is_an_error_in_words_and_leaves_no_output(tmp_path, data_dir):
+    import os
+    import random
+    import subprocess
+    import sys
+
+    # 160 MB of random letters: one document (one piece), more than 300 MB of headroom can hold with its ids.
+    letters = bytes(random.Random(5).choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(256))
+    big = tmp_path / "big.txt"
+    big.write_bytes(random.Random(6).randbytes(160 << 20).translate(letters))
+    done = subprocess.run([sys.executable, "-c", MEMORY_LIMITED_CLI, str(big), str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "BYTEBPE_DATA_DIR": str(data_dir)})
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "out of memory" in done.stderr and "Traceback" not in done.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["big.txt"]

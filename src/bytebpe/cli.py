@@ -82,6 +82,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             ValueError, ImportError, OSError, zlib.error) as error:
         print(f"bytebpe {args.command}: error: {error}", file=sys.stderr)
         return EXIT_FAILED
+    except MemoryError:
+        # Outputs are whole or absent (every writer deletes its partial files on the way out).
+        print(f"bytebpe {args.command}: error: out of memory (a document too large to hold, or too little "
+              "memory for --workers threads: try fewer workers, or cut the input into smaller documents)",
+              file=sys.stderr)
+        return EXIT_FAILED
 
 
 # ==== subcommands =================================================================================

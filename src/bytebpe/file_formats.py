@@ -85,6 +85,15 @@ def _looks_like_tekken(document: dict[str, Any]) -> bool:
     return isinstance(vocab, list) and bool(vocab) and isinstance(vocab[0], dict) and "token_bytes" in vocab[0]
 
 
+def shortened(value: Any, limit: int = 60) -> str:
+    """`value`'s repr for an error message, cut to about `limit` characters (a 10 MB token stays readable)."""
+    if isinstance(value, (str, bytes)) and len(value) > limit:
+        unit = "characters" if isinstance(value, str) else "bytes"
+        return f"{value[:limit - 10]!r}... ({len(value):,} {unit})"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 # JSON nested beyond Python's recursion limit (~1,000 levels): no tokenizer file is, and json.loads gives up.
 NESTED_TOO_DEEPLY = "JSON nested more deeply than any tokenizer file (over ~1,000 levels)"
 

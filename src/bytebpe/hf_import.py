@@ -43,7 +43,8 @@ import regex
 
 from . import _core, _pretokenize, patterns
 from .encoding import Encoding, SpecialPolicy, _special_token_regex
-from .file_formats import NESTED_TOO_DEEPLY, TokenizerFileError, recognise, recognise_document, wrong_format
+from .file_formats import (NESTED_TOO_DEEPLY, TokenizerFileError, recognise, recognise_document, shortened,
+                           wrong_format)
 from .hf_json import _byte_to_char, oniguruma_pattern
 from .pattern_compiler import UnsupportedPattern
 from .pretokenizer import regex_timeout, timed_out
@@ -637,17 +638,17 @@ def _added_tokens(specs: Any, model: _Model, normalize: Callable[[str], str] | N
             token.special = token.special or by_content[token.content].special
         elif token.content in model.vocab:
             if token.id is not None and token.id != model.vocab[token.content]:
-                warnings.warn(f"added token {token.content!r} has id {token.id} in the file, but HF gives it "
+                warnings.warn(f"added token {shortened(token.content)} has id {token.id} in the file, but HF gives it "
                               f"its vocabulary id {model.vocab[token.content]}", stacklevel=3)
             token.id = model.vocab[token.content]
         else:
             if token.id is not None and token.id != next_id:
-                warnings.warn(f"added token {token.content!r} has id {token.id} in the file, but HF gives it "
+                warnings.warn(f"added token {shortened(token.content)} has id {token.id} in the file, but HF gives it "
                               f"id {next_id}", stacklevel=3)
             token.id = next_id
             next_id += 1
             if token.id in model.ids:
-                raise TokenizerJsonError(f"added token {token.content!r} gets id {token.id}, which the vocabulary "
+                raise TokenizerJsonError(f"added token {shortened(token.content)} gets id {token.id}, which the vocabulary "
                                          "already gives to another string")
         if token.normalized and normalize is not None:
             token.pattern = normalize(token.content)

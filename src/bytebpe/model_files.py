@@ -27,7 +27,7 @@ from typing import Any
 
 from . import _core
 from .encoding import Encoding, Normalizer
-from .file_formats import TokenizerFileError, recognise, wrong_format
+from .file_formats import TokenizerFileError, recognise, shortened, wrong_format
 from .vocab_io import parse_tiktoken_bpe
 
 __all__ = [
@@ -201,7 +201,7 @@ def _checked_tekken_ranks(kept: list[Any], num_special: int, label: str) -> dict
         try:
             token = base64.b64decode(encoded, validate=True)
         except (binascii.Error, ValueError):
-            raise ModelFileError(f"{label}: {where}.token_bytes: invalid base64 {_shorten(encoded)}") from None
+            raise ModelFileError(f"{label}: {where}.token_bytes: invalid base64 {shortened(encoded)}") from None
         if not token:
             raise ModelFileError(f"{label}: {where}.token_bytes: empty (a token is at least one byte)")
         if index < 256 and token != bytes([index]):
@@ -424,7 +424,7 @@ def _field(obj: dict[str, Any], key: str, kind: type, label: str, where: str | N
         raise ModelFileError(f"{label}: {path}: missing")
     value = obj[key]
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ModelFileError(f"{label}: {path}: expected {_KIND_NAMES[kind]}, got {_kind(value)} {_shorten(value)}")
+        raise ModelFileError(f"{label}: {path}: expected {_KIND_NAMES[kind]}, got {_kind(value)} {shortened(value)}")
     return value
 
 
@@ -433,8 +433,3 @@ def _count(config: dict[str, Any], key: str, label: str) -> int:
     if value < 0:
         raise ModelFileError(f"{label}: config.{key}: {value} is negative")
     return value
-
-
-def _shorten(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -431,6 +431,8 @@ def import_zstandard() -> Any:
 
 def _open_bytes(file: InputFile, on_progress: Callable[[int], None] | None) -> IO[bytes]:
     if file.is_stdin:
+        if sys.stdin is None:   # the program was started with stdin closed (`bytebpe encode - <&-`)
+            raise OSError("'-' reads standard input, which is closed")
         source: IO[bytes] = sys.stdin.buffer
         raw = io.BufferedReader(_CountingReader(source, on_progress, close=False), 1 << 20)
     else:
