@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -49,8 +50,17 @@ def _forget_pool_after_fork() -> None:
     _pool_lock = threading.Lock()
 
 
+def _finish_numpy_import_before_fork() -> None:
+    """numpy is imported on first use of a numpy method, possibly on a pool thread; a fork during that import
+    would leave the child waiting for ever on the import's lock. If the import has begun (numpy is in
+    sys.modules, perhaps half initialised), this waits for it to end; a process that never used numpy pays
+    nothing."""
+    if "numpy" in sys.modules:
+        import numpy  # noqa: F401
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+    os.register_at_fork(before=_finish_numpy_import_before_fork, after_in_child=_forget_pool_after_fork)
 
 
 def split_by_size(texts: Sequence[str], n_chunks: int) -> list[Sequence[str]]:

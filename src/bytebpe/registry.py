@@ -398,6 +398,17 @@ def read_address(url: str, expected_hash: str | None = None) -> bytes:
 # One lock for all loading: building an encoding is rare and mostly holds the GIL anyway, and a
 # single re-entrant lock makes "two threads asking at once build it once" obviously true.
 _build_lock = threading.RLock()
+
+
+def _new_build_lock_after_fork() -> None:
+    """A forked child has only the thread that forked: a lock another thread held at the fork would stay held
+    for ever. What the lock guards is whole in the child (a table enters the dicts only once it is built)."""
+    global _build_lock
+    _build_lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_build_lock_after_fork)
 # A bundled vocabulary's name, or the files the ranks were read from -> the table, shared across names.
 _tables_by_source: dict[str | tuple[VocabularyFile, ...], _core.MergeTable] = {}
 _encodings: dict[str, Encoding] = {}
