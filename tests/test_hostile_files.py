@@ -129,3 +129,39 @@ def test_a_document_too_large_for_memory_is_an_error_in_words_and_leaves_no_outp
     assert done.returncode == 1, done.stderr[-2000:]
     assert "out of memory" in done.stderr and "Traceback" not in done.stderr
     assert sorted(path.name for path in tmp_path.iterdir()) == ["big.txt"]
+
+
+def test_an_input_truncated_while_it_is_encoded_fails_the_job_and_writes_nothing(tmp_path, monkeypatch,
+                                                                                 data_dir):
+    from bytebpe import datasets
+
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"text": f"document {i} " * 20}) + "\n" for i in range(3000)))
+    whole = path.read_bytes()
+    real_run = datasets._run
+
+    def run_then_truncate(*args, **kwargs):
+        result = real_run(*args, **kwargs)
+        path.write_bytes(whole[:whole.index(b"\n", len(whole) // 2) + 1])     # cut at a line end, as in the report
+        return result
+
+    monkeypatch.setattr(datasets, "_run", run_then_truncate)
+    with pytest.raises(readers.InputChangedError, match=r"d\.jsonl changed while it was read \(its size went"):
+        bytebpe.encode_files(path, encoding="cl100k_base", output=tmp_path / "out" / "d")
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+    # Unchanged, the same job succeeds.
+    path.write_bytes(whole)
+    monkeypatch.setattr(datasets, "_run", real_run)
+    assert bytebpe.encode_files(path, encoding="cl100k_base", output=tmp_path / "out" / "d").documents == 3000
+
+
+def test_an_input_rewritten_with_the_same_size_is_seen_by_its_modification_time(tmp_path):
+    import os
+
+    path = tmp_path / "d.txt"
+    path.write_text("hello world\n")
+    found = readers.find_input_files([path])[0]
+    assert found.change_since_found() is None
+    path.write_text("HELLO WORLD\n")
+    os.utime(path, ns=(found.mtime_ns + 10**9, found.mtime_ns + 10**9))
+    assert found.change_since_found() == "it was modified"

@@ -296,7 +296,7 @@ def test_engine_ray_retries_a_read_task_whose_worker_died_and_the_output_is_unch
     local = bytebpe.encode_files(inputs, encoding="cl100k_base", output=tmp_path / "local" / "o", eot=True)
 
     def dying_files(*args, **kwargs):
-        return [DyingInputFile(file.path, file.format, file.compression, file.size, str(marker))
+        return [DyingInputFile(file.path, file.format, file.compression, file.size, file.mtime_ns, str(marker))
                 for file in find_input_files(*args, **kwargs)]
 
     monkeypatch.setattr(datasets, "find_input_files", dying_files)

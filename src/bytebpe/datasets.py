@@ -29,7 +29,8 @@ import numpy.typing as npt
 from . import batching
 from .encoding import Encoding
 from .progress import progress_bar
-from .readers import BadDocumentError, InputFile, PathLike, check_read_options, find_input_files
+from .readers import (BadDocumentError, InputFile, PathLike, check_inputs_unchanged, check_read_options,
+                      find_input_files)
 from .token_files import fsync_folder, token_dtype
 from .token_outputs import InputRecord, TokenFilesMeta, output_paths, output_prefix, utc_timestamp, vocabulary_sha256
 from .token_sets import SetCounts, TokenSetWriter, commit_together, remove_stale_partial_files_of_set
@@ -267,6 +268,9 @@ def encode_files(
         _run(files, enc, summary, write, field=field, lines=lines, eot_id=eot_id, workers=workers,
              skip_bad=skip_bad, errors=errors, progress=progress, batch_bytes=batch_bytes, desc="encode",
              engine=engine, ray_address=ray_address)
+        # Before anything is committed: a file truncated or rewritten during the run would leave a dataset
+        # that is not the file's (and metadata that records the size it had at the start).
+        check_inputs_unchanged(files)
         for name, output_set in zip(("train", "val"), sets):
             split = {} if val_fraction is None else {"split": name, "val_fraction": val_fraction, "seed": seed}
             meta_for = functools.partial(_meta, files=files, summary=summary, enc=enc, sha256=sha256,

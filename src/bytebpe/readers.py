@@ -46,6 +46,7 @@ from typing import IO, Any
 
 __all__ = [
     "BadDocumentError",
+    "InputChangedError",
     "COMPRESSIONS",
     "FORMATS",
     "InputFile",
@@ -100,6 +101,19 @@ class BadDocumentError(ValueError):
         return type(self), (self.path, self.line, self.reason, self.unit)
 
 
+class InputChangedError(OSError):
+    """An input file changed while a job read it: what was read is not the file, so nothing is written."""
+
+
+def check_inputs_unchanged(files: Sequence[InputFile]) -> None:
+    """Raise InputChangedError if any of `files` differs now from when it was found."""
+    for file in files:
+        change = file.change_since_found()
+        if change is not None:
+            raise InputChangedError(f"{file.label} changed while it was read ({change}): the output would not be "
+                                    "the file's tokens, so none was written; run again once the file is complete")
+
+
 @dataclass(frozen=True)
 class InputFile:
     """One input and how to read it: format, compression, size on disk (0 for standard input)."""
@@ -108,6 +122,21 @@ class InputFile:
     format: str                 # "txt", "jsonl", "json" or "parquet"
     compression: str | None     # a value of COMPRESSIONS, or None
     size: int                   # bytes on disk (compressed size): the progress total
+    mtime_ns: int = 0           # its modification time when found (0 for standard input)
+
+    def change_since_found(self) -> str | None:
+        """How the file differs now from when it was found (size or modification time), or None."""
+        if self.is_stdin:
+            return None
+        try:
+            now = self.path.stat()
+        except OSError as error:
+            return f"it can no longer be read ({error.strerror})"
+        if now.st_size != self.size:
+            return f"its size went from {self.size:,} to {now.st_size:,} bytes"
+        if now.st_mtime_ns != self.mtime_ns:
+            return "it was modified"
+        return None
 
     @property
     def gzipped(self) -> bool:
@@ -138,7 +167,8 @@ class InputFile:
                              f"inside; decompress it or write it with a Parquet codec")
         if compression == "zstd":
             import_zstandard()
-        return cls(path, format, compression, path.stat().st_size)
+        status = path.stat()
+        return cls(path, format, compression, status.st_size, status.st_mtime_ns)
 
     @classmethod
     def stdin(cls, format: str = "txt") -> InputFile:
