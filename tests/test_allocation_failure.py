@@ -23,6 +23,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="
 
 CHILD = """
 import resource, sys
+import numpy    # imported first: numpy's own import under the limit fails with ImportError, which is not ours
 import bytebpe
 from bytebpe import _train
 work, extra_mb = sys.argv[1], int(sys.argv[2])
