@@ -391,28 +391,23 @@ static inline ptrdiff_t bytebpe_pattern_scan(const BytebpePatternProgram* p, con
     const int32_t* branch_shape = p->branch_shape.data();
     ptrdiff_t count = 0, width;
     while (start < n && count < capacity) {
+        // The branches the code point at `start` can start (bit k: branch k, at most 32), tried in pattern
+        // order: for ASCII from a table, else from its class bits.
+        uint32_t candidates = 0;
+        ptrdiff_t end;  // one code point on: never kept, the compiler accepts only patterns that match everywhere
         if (s[start] < 0x80) {
-            // The branches this byte can start, in pattern order, from a table.
-            ptrdiff_t end = start + 1;  // never kept: the compiler accepts only patterns that match everywhere
-            for (uint32_t candidates = p->ascii_branches[s[start]]; candidates; candidates &= candidates - 1) {
-                const int k = __builtin_ctz(candidates);
-                const int32_t* shape = branch_shape + (size_t)k * BYTEBPE_SHAPE_WORDS;
-                ptrdiff_t found = shape[0] != BYTEBPE_SHAPE_NONE
-                    ? bytebpe_shape_match(p, shape, s, start, n, stack)
-                    : bytebpe_pattern_match(p, branch_pc[k], s, start, n, 0, stack, BYTEBPE_PATTERN_STACK);
-                if (found > start) { end = found; break; }
-            }
-            piece_ends[count++] = end;
-            start = end;
-            continue;
+            candidates = p->ascii_branches[s[start]];
+            end = start + 1;
+        } else {
+            const uint32_t bits = bytebpe_pattern_bits(p, s, start, n, &width);
+            for (size_t k = 0; k < branches; ++k)
+                if (branch_first[k] == 0 || (bits & branch_first[k])) candidates |= 1u << k;
+            end = start + width;
         }
-        uint32_t bits = bytebpe_pattern_bits(p, s, start, n, &width);
-        ptrdiff_t end = start + width;  // never kept: the compiler accepts only patterns that match everywhere
-        for (size_t k = 0; k < branches; ++k) {
-            uint32_t first = branch_first[k];
-            if (first != 0 && !(bits & first)) continue;
-            const int32_t* shape = branch_shape + k * BYTEBPE_SHAPE_WORDS;
-            ptrdiff_t found = shape[0] != BYTEBPE_SHAPE_NONE
+        for (; candidates; candidates &= candidates - 1) {
+            const int k = __builtin_ctz(candidates);
+            const int32_t* shape = branch_shape + (size_t)k * BYTEBPE_SHAPE_WORDS;
+            const ptrdiff_t found = shape[0] != BYTEBPE_SHAPE_NONE
                 ? bytebpe_shape_match(p, shape, s, start, n, stack)
                 : bytebpe_pattern_match(p, branch_pc[k], s, start, n, 0, stack, BYTEBPE_PATTERN_STACK);
             if (found > start) { end = found; break; }
