@@ -194,5 +194,10 @@ def tiktoken_encoding(tiktoken_cache: Path):
     """Returns a loader for stock tiktoken encodings by name, loaded offline from the real files."""
     import tiktoken  # a test dependency (the `test` extra): never imported by bytebpe itself
 
+    def load(name: str):
+        # Set at every load, not once: a test may have pointed tiktoken elsewhere (test_bundled turns its
+        # cache off) when a module's first load of an encoding happens.
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(tiktoken_cache)
+        return tiktoken.get_encoding(name)
     os.environ["TIKTOKEN_CACHE_DIR"] = str(tiktoken_cache)
-    return tiktoken.get_encoding
+    return load

@@ -154,9 +154,10 @@ static inline uint64_t bytebpe_certain_starts(uint64_t starts, uint64_t white, u
 }
 
 /* The certain piece starts in s[0:64] (bit 0, the window's start, always among them) of cl100k's pattern,
- * or of o200k's when `o200k` is set; and in `*hard` the mask of hard bytes. The caller guarantees that a
- * piece starts at s[0]. (Inlined into the two wrappers below, so `o200k` is a constant.) */
-static inline uint64_t bytebpe_block_starts(const uint8_t* s, uint64_t* hard, int o200k) {
+ * or of o200k's when `o200k` is set, with digit runs cut every `digits` digits (3: `\p{N}{1,3}`; 1: `\p{N}`;
+ * 0: `\p{N}+`, never); and in `*hard` the mask of hard bytes. The caller guarantees that a piece starts at
+ * s[0]. (Inlined into the wrappers below, so `o200k` and `digits` are constants.) */
+static inline uint64_t bytebpe_block_starts(const uint8_t* s, uint64_t* hard, int o200k, int digits) {
     bytebpe_ascii_masks m;
     bytebpe_classify64(s, &m);
     const uint64_t L = m.letter, D = m.digit, S = m.space, N = m.newline, W = m.white;
@@ -181,12 +182,15 @@ static inline uint64_t bytebpe_block_starts(const uint8_t* s, uint64_t* hard, in
     uint64_t letter_starts = L & ~(L << 1) & ~((S | T) << 1) & ~(o_start << 1);
     if (o200k)
         letter_starts |= L & ~m.lower & (m.lower << 1);
-    /* A digit run starts a piece, and so does every third digit of it (rarely more than one step). */
-    uint64_t digit_starts = D & ~(D << 1);
-    uint64_t group = digit_starts;
-    const uint64_t three_digits = D & (D << 1) & (D << 2);
-    while ((group = (group << 3) & three_digits) != 0)
-        digit_starts |= group;
+    /* A digit run starts a piece, and so does every third digit of it (rarely more than one step), or
+     * every digit, as `digits` says. */
+    uint64_t digit_starts = digits == 1 ? D : D & ~(D << 1);
+    if (digits == 3) {
+        uint64_t group = digit_starts;
+        const uint64_t three_digits = D & (D << 1) & (D << 2);
+        while ((group = (group << 3) & three_digits) != 0)
+            digit_starts |= group;
+    }
     /* Whitespace (line breaks a run of O took aside) */
     const uint64_t white = W & ~absorbed;
     const uint64_t run_start = white & ~(white << 1);
@@ -204,11 +208,11 @@ static inline uint64_t bytebpe_block_starts(const uint8_t* s, uint64_t* hard, in
 }
 
 static inline uint64_t bytebpe_cl100k_starts(const uint8_t* s, uint64_t* hard) {
-    return bytebpe_block_starts(s, hard, 0);
+    return bytebpe_block_starts(s, hard, 0, 3);
 }
 
 static inline uint64_t bytebpe_o200k_starts(const uint8_t* s, uint64_t* hard) {
-    return bytebpe_block_starts(s, hard, 1);
+    return bytebpe_block_starts(s, hard, 1, 3);
 }
 
 /* The same for r50k's pattern (gpt2, r50k_base, p50k_base, p50k_edit), whose rules are simpler: every piece
@@ -227,4 +231,25 @@ static inline uint64_t bytebpe_r50k_starts(const uint8_t* s, uint64_t* hard) {
     const uint64_t white_ends = (W & ~(W << 1)) | (W & ~(W >> 1));
     *hard = m.hard;
     return bytebpe_certain_starts(1 | (runs & ~after_space) | white_ends, W, m.hard);
+}
+
+/* The block rules a compiled pattern shares on ASCII text (pattern_compiler.block_rules says which): one
+ * of these, or BYTEBPE_BLOCKS_NONE. */
+enum {
+    BYTEBPE_BLOCKS_NONE, BYTEBPE_BLOCKS_R50K, BYTEBPE_BLOCKS_CL100K, BYTEBPE_BLOCKS_CL100K_1,
+    BYTEBPE_BLOCKS_CL100K_ANY, BYTEBPE_BLOCKS_O200K, BYTEBPE_BLOCKS_O200K_1, BYTEBPE_BLOCKS_O200K_ANY,
+};
+
+/* The certain starts in s[0:64] of the block rules `rules` (not BYTEBPE_BLOCKS_NONE); the suffix says how
+ * digit runs are cut: none, every third digit; _1, every digit; _ANY, never. */
+static inline uint64_t bytebpe_rules_starts(int rules, const uint8_t* s, uint64_t* hard) {
+    switch (rules) {
+    case BYTEBPE_BLOCKS_R50K: return bytebpe_r50k_starts(s, hard);
+    case BYTEBPE_BLOCKS_CL100K: return bytebpe_block_starts(s, hard, 0, 3);
+    case BYTEBPE_BLOCKS_CL100K_1: return bytebpe_block_starts(s, hard, 0, 1);
+    case BYTEBPE_BLOCKS_CL100K_ANY: return bytebpe_block_starts(s, hard, 0, 0);
+    case BYTEBPE_BLOCKS_O200K: return bytebpe_block_starts(s, hard, 1, 3);
+    case BYTEBPE_BLOCKS_O200K_1: return bytebpe_block_starts(s, hard, 1, 1);
+    default: return bytebpe_block_starts(s, hard, 1, 0);
+    }
 }

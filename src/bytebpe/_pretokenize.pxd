@@ -38,6 +38,9 @@ cpdef enum PatternKind:
 cdef struct ScanSpec:
     PatternKind kind
     const PatternProgram* program
+    # _piece_starts.h's block rules (BYTEBPE_BLOCKS_*) that cut the pattern as it cuts ASCII text without
+    # apostrophes; 0: none (the pattern is scanned one piece at a time).
+    int block_rules
 
 
 # Scan pieces of `text[start:length]` (UTF-8) and write the end offset of each into `piece_ends`, at most
@@ -54,3 +57,4 @@ cdef class Scanner:
     # For COMPILED: the pattern and the oracle whose classes it has ("tiktoken" or "hf").
     cdef readonly str pattern
     cdef readonly str dialect
+    cdef bint blocks        # COMPILED: block rules were asked for (`Scanner.compiled(..., blocks=)`)

@@ -66,6 +66,12 @@ cdef extern from "_piece_starts.h":
     uint64_t bytebpe_cl100k_starts(const uint8_t* s, uint64_t* hard) noexcept nogil
     uint64_t bytebpe_o200k_starts(const uint8_t* s, uint64_t* hard) noexcept nogil
     uint64_t bytebpe_r50k_starts(const uint8_t* s, uint64_t* hard) noexcept nogil
+    uint64_t bytebpe_rules_starts(int rules, const uint8_t* s, uint64_t* hard) noexcept nogil
+    enum:
+        BYTEBPE_BLOCKS_NONE
+        BYTEBPE_BLOCKS_R50K
+        BYTEBPE_BLOCKS_CL100K
+        BYTEBPE_BLOCKS_O200K
     unsigned bytebpe_ctz64 "__builtin_ctzll"(uint64_t x) noexcept nogil
     unsigned bytebpe_clz64 "__builtin_clzll"(uint64_t x) noexcept nogil
 
@@ -486,10 +492,11 @@ cdef enum:
     BLOCK_BYTES = 64
 
 
-cdef Py_ssize_t _scan_by_blocks(PatternKind kind, const uint8_t* s, Py_ssize_t start, Py_ssize_t n,
+cdef Py_ssize_t _scan_by_blocks(const ScanSpec* spec, const uint8_t* s, Py_ssize_t start, Py_ssize_t n,
                                 Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil:
-    """The pieces of a tiktoken pattern (R50K, CL100K, O200K), 64 bytes of ASCII at a time where it can
-    (_piece_starts.h), else one by one.
+    """The pieces of a pattern with block rules (spec.block_rules: the hand-written R50K, CL100K, O200K, and
+    compiled patterns that cut ASCII text as one of them), 64 bytes of ASCII at a time where it can
+    (_piece_starts.h), else one by one (the hand-written scanner, or the compiled program).
 
     Where a block stops at a hard byte (non-ASCII, or an apostrophe), the scalar scanner takes the pieces up
     to and through it, and blocks resume after it (`scalar_until`). A block that ends no piece at all is
@@ -499,6 +506,8 @@ cdef Py_ssize_t _scan_by_blocks(PatternKind kind, const uint8_t* s, Py_ssize_t s
     ASCII, as below; within noise of the scalar scanner since.)"""
     cdef Py_ssize_t count = 0, scalar_until = start if BLOCK_SCAN else n
     cdef uint64_t starts, hard
+    cdef PatternKind kind = spec.kind
+    cdef int rules = spec.block_rules
     while start < n and count < capacity:
         # (The first eight bytes hold a non-ASCII one: a block could not go far, so it is not tried.)
         if start >= scalar_until and start + BLOCK_BYTES <= n and not (_load64(s + start) & 0x8080808080808080ULL):
@@ -506,8 +515,10 @@ cdef Py_ssize_t _scan_by_blocks(PatternKind kind, const uint8_t* s, Py_ssize_t s
                 starts = bytebpe_o200k_starts(s + start, &hard)
             elif kind == CL100K:
                 starts = bytebpe_cl100k_starts(s + start, &hard)
-            else:
+            elif kind == R50K:
                 starts = bytebpe_r50k_starts(s + start, &hard)
+            else:
+                starts = bytebpe_rules_starts(rules, s + start, &hard)
             starts &= ~1ULL     # bit 0 is `start` itself
             if starts:
                 if hard:
@@ -524,8 +535,10 @@ cdef Py_ssize_t _scan_by_blocks(PatternKind kind, const uint8_t* s, Py_ssize_t s
             start = _o200k_piece(s, start, n)
         elif kind == CL100K:
             start = _cl100k_piece(s, start, n)
-        else:
+        elif kind == R50K:
             start = _r50k_piece(s, start, n)
+        else:
+            bytebpe_pattern_scan(spec.program, s, start, n, &start, 1)
         piece_ends[count] = start
         count += 1
     return count
@@ -535,10 +548,10 @@ cdef Py_ssize_t scan_pieces(const ScanSpec* spec, const uint8_t* text, Py_ssize_
                             Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil:
     cdef Py_ssize_t count = 0
     cdef PatternKind kind = spec.kind
-    if kind == COMPILED:
+    if spec.block_rules != BYTEBPE_BLOCKS_NONE:
+        return _scan_by_blocks(spec, text, start, length, piece_ends, capacity)
+    elif kind == COMPILED:
         return bytebpe_pattern_scan(spec.program, text, start, length, piece_ends, capacity)
-    elif kind == O200K or kind == CL100K or kind == R50K:
-        return _scan_by_blocks(kind, text, start, length, piece_ends, capacity)
     elif kind == DEEPSEEK:
         while start < length and count < capacity:
             start = _deepseek_piece(text, start, length)
@@ -716,6 +729,18 @@ cdef int _build_program(Scanner scanner, program, int oracle) except -1:
     return 0
 
 
+cdef bytes _ascii_props(Scanner scanner, program, int oracle):
+    """The oracle's property byte of each ASCII code point, after checking that pattern_compiler reads the
+    program's sets on ASCII as the scanner's tables do (block_rules decides with them)."""
+    cdef bytes props = bytes([bytebpe_props_of(oracle, cp) for cp in range(128)])
+    cdef int bit, cp
+    for bit, charset in enumerate(program.sets):
+        tables = sum(1 << cp for cp in range(128) if (scanner.program.ascii[cp] >> bit) & 1)
+        if pattern_compiler._ascii_mask(charset, props) != tables & pattern_compiler._BLOCK_CHARS:
+            raise AssertionError(f"the ASCII members of set {bit} of {program.pattern!r} differ")
+    return props
+
+
 _compiled_scanners = {}
 _COMPILED_SCANNERS_KEPT = 64
 
@@ -731,12 +756,14 @@ cdef class Scanner:
     ['Hello', ' world', "'s"]
     """
 
-    def __cinit__(self, PatternKind kind, str pattern=None, str dialect="tiktoken"):
+    def __cinit__(self, PatternKind kind, str pattern=None, str dialect="tiktoken", bint blocks=True):
         if kind not in (R50K, CL100K, O200K, DEEPSEEK, COMPILED):
             raise ValueError(f"unknown pattern kind {kind!r}")
         self.kind = kind
         self.spec.kind = kind
         self.spec.program = NULL
+        self.spec.block_rules = {R50K: BYTEBPE_BLOCKS_R50K, CL100K: BYTEBPE_BLOCKS_CL100K,
+                                 O200K: BYTEBPE_BLOCKS_O200K}.get(kind, BYTEBPE_BLOCKS_NONE)
         if kind == COMPILED:
             if pattern is None:
                 raise ValueError("a COMPILED scanner needs its pattern")
@@ -749,15 +776,22 @@ cdef class Scanner:
             self.spec.program = &self.program
             self.pattern = pattern
             self.dialect = dialect
+            self.blocks = blocks
+            if blocks:
+                self.spec.block_rules = pattern_compiler.BLOCK_RULES.index(
+                    pattern_compiler.block_rules(program, _ascii_props(self, program, _ORACLES[dialect])))
 
     @staticmethod
-    def compiled(str pattern not None, str dialect="tiktoken"):
+    def compiled(str pattern not None, str dialect="tiktoken", bint blocks=True):
         """The compiled scanner of `pattern` with `dialect`'s oracle ("tiktoken" or "hf"); raises
-        `pattern_compiler.UnsupportedPattern` for a pattern outside the family. Cached per pattern."""
-        key = (pattern, dialect)
+        `pattern_compiler.UnsupportedPattern` for a pattern outside the family. Cached per pattern.
+
+        `blocks`: scan ASCII text 64 bytes at a time when the pattern cuts it as one of the hand-written
+        block rules do (`block_rules`); False runs the program alone (the tests compare the two)."""
+        key = (pattern, dialect, blocks)
         scanner = _compiled_scanners.get(key)
         if scanner is None:
-            scanner = Scanner(COMPILED, pattern, dialect)
+            scanner = Scanner(COMPILED, pattern, dialect, blocks)
             if len(_compiled_scanners) >= _COMPILED_SCANNERS_KEPT:
                 _compiled_scanners.pop(next(iter(_compiled_scanners)))
             _compiled_scanners[key] = scanner
@@ -814,9 +848,14 @@ cdef class Scanner:
                 start = ends[count - 1]
         return total
 
+    @property
+    def block_rules(self):
+        """The block rules that scan ASCII text 64 bytes at a time (pattern_compiler.BLOCK_RULES), or "none"."""
+        return pattern_compiler.BLOCK_RULES[self.spec.block_rules]
+
     def __reduce__(self):
         if self.kind == COMPILED:
-            return (Scanner.compiled, (self.pattern, self.dialect))
+            return (Scanner.compiled, (self.pattern, self.dialect, self.blocks))
         return (Scanner, (int(self.kind),))
 
     def __repr__(self):

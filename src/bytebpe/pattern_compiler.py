@@ -34,7 +34,7 @@ with these limits, each refused with its reason:
   branch that does): the scanner's pieces partition the text, as tiktoken's and HF's do for such a pattern.
   This is checked on the compiled tables (`_pretokenize.compile_scanner`), code point class by class.
 
-One known difference from an oracle: tiktoken 0.14's engine cuts "ab" whole by `ab+c?b+|[\s\S]` (a run, an
+One known difference from an oracle: tiktoken 0.14's engine cuts "ab" whole by `ab+c?b+|[\\s\\S]` (a run, an
 optional item, a run of an overlapping class), which cannot match fewer than three characters; the scanner
 follows the pattern, as HF and the `regex` package do (tests/test_pattern_compiler.py records it). No pattern
 in use has that shape.
@@ -50,7 +50,7 @@ import string
 from typing import Literal, Union
 
 __all__ = ["UnsupportedPattern", "Program", "compile_split_pattern", "Dialect", "GENERAL_CATEGORIES",
-           "property_values"]
+           "property_values", "block_rules", "BLOCK_RULES"]
 
 Dialect = Literal["tiktoken", "hf"]
 
@@ -589,6 +589,7 @@ class Program:
     branch_starts: list[int]
     coverage: list[tuple[int, int]]
     shapes: list[int]
+    tree: _Alt | None = dataclasses.field(default=None, repr=False, compare=False)
 
 
 class _Compiler:
@@ -926,4 +927,161 @@ def compile_split_pattern(pattern: str, dialect: Dialect = "tiktoken",
         first_bytes.append(() if found is None else tuple(sorted(set(found[1]))))
     shapes = [word for branch, pcs in zip(tree.branches, item_pcs) for word in _shape(branch, compiler, pcs)]
     return Program(pattern, dialect, compiler.sets, first_sets, first_bytes,
-                   [word for instruction in compiler.code for word in instruction], branch_starts, coverage, shapes)
+                   [word for instruction in compiler.code for word in instruction], branch_starts, coverage, shapes,
+                   tree)
+
+
+# ==== block rules =================================================================================
+#
+# On ASCII text, r50k's, cl100k's and o200k's patterns find where pieces start 64 bytes at a time
+# (_piece_starts.h): the classes become bit masks and the pattern's rules bitwise operations on them. Those
+# rules hold for any pattern that *behaves the same on ASCII text without apostrophes*, which is the case of
+# most patterns in use (Llama 3 is cl100k's in another spelling; Qwen's cuts digits one by one; Tekken is
+# o200k's without contractions), whatever their classes do beyond ASCII: the block scan trusts only starts
+# below the first apostrophe or non-ASCII byte (and none inside a whitespace run that reaches it), and the
+# compiled program cuts the rest.
+#
+# `block_rules` decides it by comparing the pattern's *ASCII form* with those of reference patterns written
+# with ASCII classes: the syntax tree with each class reduced to its ASCII members other than the apostrophe,
+# and with what cannot matter before such a byte taken out:
+# - a top-level branch that only such a byte can start (contractions: `'s|'t|...`) never matches where a
+#   piece that the block scan trusts starts;
+# - an optional item that only such a byte can start, at the end of a branch (o200k's `(?i:'s|...)?` after a
+#   word), can only extend a piece that ends before that byte, whose end the block scan does not trust.
+# Anything else that needs such a byte (an item in the middle of a branch, say) could join text on both
+# sides of a start the block scan trusts, so the pattern gets no block rules. Runs that never give back a
+# code point that could be used (greedy runs followed by what always matches, or by an item that cannot start
+# with one of their code points) are written as possessive, as the reference patterns spell them either way.
+
+BLOCK_RULES = ("none", "r50k", "cl100k", "cl100k_1", "cl100k_any", "o200k", "o200k_1", "o200k_any")
+_APOSTROPHE = 0x27
+_BLOCK_CHARS = ((1 << 128) - 1) & ~(1 << _APOSTROPHE)
+
+
+def _ascii_mask(charset: CharSet, ascii_props: bytes) -> int:
+    """The ASCII members of `charset` (bit cp), other than the apostrophe, given each one's property byte."""
+    mask = 0
+    for cp in range(128):
+        inside = (charset.values >> ascii_props[cp]) & 1 or any(low <= cp <= high for low, high in charset.ranges)
+        if bool(inside) != charset.negated:
+            mask |= 1 << cp
+    return mask & _BLOCK_CHARS
+
+
+class _NoForm(Exception):
+    """The pattern needs an apostrophe or a non-ASCII code point where the block scan cannot allow it."""
+
+
+def _first_mask_ascii(items: list[_Node], mask_of) -> int | None:
+    """The ASCII code points (not the apostrophe) that can start a non-empty match of `items`; None: any."""
+    found = _firsts(_Seq(items))
+    if found is None:
+        return None
+    sets, bytes_ = found
+    mask = 0
+    for charset in sets:
+        mask |= mask_of(charset)
+    for byte in bytes_:
+        mask |= (1 << byte) & _BLOCK_CHARS if byte < 0x80 else 0
+    return mask
+
+
+def _form(node: _Node, mask_of) -> tuple:
+    """The ASCII form of `node` (see above); raises _NoForm."""
+    if isinstance(node, (_Set, _Byte)):
+        mask = mask_of(node.charset) if isinstance(node, _Set) else \
+            ((1 << node.byte) & _BLOCK_CHARS if node.byte < 0x80 else 0)
+        if not mask:
+            raise _NoForm
+        return ("set", mask)
+    if isinstance(node, _Seq):
+        return _seq_form(node.items, mask_of, top=False)
+    if isinstance(node, _Alt):
+        if len(node.branches) == 1:
+            return _form(node.branches[0], mask_of)
+        return ("alt",) + tuple(_form(branch, mask_of) for branch in node.branches)
+    if isinstance(node, _Repeat):
+        return ("repeat", _form(node.node, mask_of), node.low, node.high, node.mode)
+    if isinstance(node, _Look):
+        return ("look", _form(node.alt, mask_of), node.negative)
+    if isinstance(node, _Atomic):
+        return ("atomic", _form(node.alt, mask_of))
+    return ("anchor", node.op)
+
+
+def _seq_form(items: list[_Node], mask_of, top: bool) -> tuple:
+    items = list(items)
+    if top:
+        while items and isinstance(items[-1], _Repeat) and items[-1].low == 0 \
+                and _first_mask_ascii([items[-1].node], mask_of) == 0:
+            items.pop()     # an optional item that only a byte the block scan stops at can start
+    forms: list[tuple] = []
+    for index, item in enumerate(items):
+        form = _form(item, mask_of)
+        if top and form[0] == "repeat" and form[4] == GREEDY and form[1][0] == "set":
+            rest = items[index + 1:]
+            first = None if _nullable(_Seq(rest)) else _first_mask_ascii(rest, mask_of)
+            if _free_tail(rest) or (first is not None and not first & form[1][1]):
+                form = form[:4] + (POSSESSIVE,)     # it never gives back a code point anything could use
+        if form[0] == "seq":
+            forms.extend(form[1:])
+        else:
+            forms.append(form)
+    return forms[0] if len(forms) == 1 else ("seq",) + tuple(forms)
+
+
+def _pattern_form(tree: _Alt, mask_of) -> tuple | None:
+    branches = []
+    try:
+        for branch in tree.branches:
+            if _first_mask_ascii(branch.items, mask_of) == 0:
+                continue    # only a byte the block scan stops at can start it
+            branches.append(_seq_form(branch.items, mask_of, top=True))
+    except _NoForm:
+        return None
+    return tuple(branches)
+
+
+# The reference patterns of each block rule, written with ASCII classes (W: the whitespace of \s; O: what is
+# neither whitespace, letter nor digit). Each rule has two spellings of its whitespace branches, which cut
+# alike wherever the block scan trusts a start (they differ only on a whitespace run at the end of the text).
+_W, _NOT_W, _O = r"[\t-\r ]", r"[^\t-\r ]", r"[^\t-\r A-Za-z0-9]"
+_TAILS = (rf"|{_W}++$|{_W}*[\r\n]|{_W}+(?!{_NOT_W})|{_W}", rf"|{_W}*[\r\n]+|{_W}+(?!{_NOT_W})|{_W}+")
+_DIGITS = {"": "[0-9]{1,3}", "_1": "[0-9]", "_any": "[0-9]+"}
+_R50K_TAILS = (rf"|{_W}++$|{_W}+(?!{_NOT_W})|{_W}", rf"|{_W}+(?!{_NOT_W})|{_W}+")
+
+
+def _reference_patterns() -> dict[str, list[str]]:
+    references = {"r50k": [rf" ?[A-Za-z]+| ?[0-9]+| ?{_O}+" + tail for tail in _R50K_TAILS]}
+    for suffix, digits in _DIGITS.items():
+        references["cl100k" + suffix] = [rf"[^\r\nA-Za-z0-9]?[A-Za-z]+|{digits}| ?{_O}+[\r\n]*" + tail
+                                         for tail in _TAILS]
+        references["o200k" + suffix] = [rf"[^\r\nA-Za-z0-9]?[A-Z]*[a-z]+|[^\r\nA-Za-z0-9]?[A-Z]+[a-z]*|{digits}"
+                                        rf"| ?{_O}+[\r\n/]*" + tail for tail in _TAILS]
+    return references
+
+
+_reference_forms: dict[tuple, str] = {}
+
+
+def block_rules(program: Program, ascii_props: bytes) -> str:
+    """The block rules (one of BLOCK_RULES) that cut `program`'s pattern as it cuts ASCII text without
+    apostrophes, or "none"; `ascii_props`: the property byte of each ASCII code point for its oracle."""
+    if not _reference_forms:
+        no_props = bytes(128)     # the references' classes are ranges only
+        for rules, patterns in _reference_patterns().items():
+            for pattern in patterns:
+                tree = _Parser(pattern, "tiktoken", {}).parse()
+                form = _pattern_form(tree, lambda charset: _ascii_mask(charset, no_props))
+                assert form is not None and _reference_forms.get(form, rules) == rules, pattern
+                _reference_forms[form] = rules
+    if program.tree is None:
+        return "none"
+    masks: dict[CharSet, int] = {}
+
+    def mask_of(charset: CharSet) -> int:
+        if charset not in masks:
+            masks[charset] = _ascii_mask(charset, ascii_props)
+        return masks[charset]
+    form = _pattern_form(program.tree, mask_of)
+    return _reference_forms.get(form, "none") if form is not None else "none"
