@@ -523,3 +523,40 @@ def test_only_allowed_specials_compete_for_a_place(overlapping):
     assert overlapping.encode("<|a|>c", allowed_special={"<|a|>b"}, disallowed_special=()) == overlapping.encode_ordinary("<|a|>c")
     with pytest.raises(ValueError):
         overlapping.encode("<|a|>b", allowed_special={"<|a|>"})
+
+
+# ---- the search for special tokens: a trie, leftmost and then longest ----------------------------------------
+
+MANY_TOKENS = frozenset(["<s>", "</s>", "<unk>", "[INST]", "[/INST]", "<|a|>", "<|ab|>", "<|a", "x", "xy", "xyz"]
+                        + [f"<SPECIAL_{i}>" for i in range(1000)])
+
+
+def leftmost_longest_split(tokens: frozenset[str], text: str) -> list[str]:
+    """The text and the tokens found in it, alternately: at each position the longest token that starts there,
+    the search going on after it (written out by hand, as the definition)."""
+    parts, last, at = [], 0, 0
+    while at < len(text):
+        found = max((token for token in tokens if text.startswith(token, at)), key=len, default=None)
+        if found is None:
+            at += 1
+            continue
+        parts += [text[last:at], found]
+        at = last = at + len(found)
+    return parts + [text[last:]]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(st.sampled_from(sorted(MANY_TOKENS)), st.text("<>|/[]abxyzSPECIAL_019 ", max_size=6)),
+                max_size=12).map("".join))
+def test_the_token_search_finds_the_leftmost_then_longest_token_among_many(text):
+    from bytebpe.encoding import _special_token_regex
+
+    assert _special_token_regex(MANY_TOKENS).split(text) == leftmost_longest_split(MANY_TOKENS, text)
+
+
+def test_the_token_search_copes_with_tokens_that_are_prefixes_thousands_deep():
+    from bytebpe.encoding import _special_token_regex
+
+    nested = frozenset("a" * k for k in range(1, 3000))
+    assert _special_token_regex(nested).search("b" + "a" * 5000).group() == "a" * 2999
+    assert _special_token_regex(frozenset(["q" * 20000])).search("q" * 20001).span() == (0, 20000)

@@ -633,12 +633,40 @@ def _flatten(chunks: list[list[list[int]]]) -> list[list[int]]:
 
 @functools.lru_cache(maxsize=256)
 def _special_token_regex(tokens: frozenset[str]) -> re.Pattern[str]:
-    """One capturing group around the tokens, longest first, so that at a given position the longest wins."""
+    """One capturing group around the tokens, so that at a given position the longest wins.
+
+    The tokens are written as a trie (``<(?:s>|/s>|unk>|SPECIAL_(?:1|2...))``): at each character the next
+    one picks the only branch that can go on, and ending there comes last, so the first match is the
+    longest. A flat alternation tries every token at every candidate position: Tekken's 1,000 tokens took
+    ~50 ms to compile and searched code 2.7 times slower."""
+    trie: dict[str, Any] = {}
     for token in tokens:
         if not isinstance(token, str):
             raise TypeError(f"special tokens are str, got {type(token).__name__}: {token!r}")
-    ordered = sorted(tokens, key=lambda token: (-len(token), token))
-    return re.compile("(" + "|".join(re.escape(token) for token in ordered) + ")")
+        node = trie
+        for char in token:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def written(node: dict[str, Any], depth: int) -> str:
+        chain = []
+        while len(node) == 1 and "" not in node:    # a stretch of characters with no choice
+            (char, node), = node.items()
+            chain.append(re.escape(char))
+        if depth > _TRIE_DEPTH:
+            raise RecursionError
+        branches = [re.escape(char) + written(child, depth + 1) for char, child in sorted(node.items()) if char]
+        if "" in node:
+            branches.append("")
+        return "".join(chain) + (branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")")
+    try:
+        return re.compile("(" + written(trie, 0) + ")")
+    except RecursionError:  # tokens that are prefixes of prefixes of ... of others, hundreds deep
+        ordered = sorted(tokens, key=lambda token: (-len(token), token))
+        return re.compile("(" + "|".join(re.escape(token) for token in ordered) + ")")
+
+
+_TRIE_DEPTH = 100     # choices along one token, well below the recursion limits of this module and of `re`
 
 
 def check_special_text(text: object) -> None:
