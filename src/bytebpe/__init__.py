@@ -8,7 +8,7 @@
 from typing import TYPE_CHECKING
 
 # The compiled core is imported unconditionally: there is no pure-Python fallback to fall into silently.
-from ._core import InvalidTokenError
+from ._core import DecodeStream, InvalidTokenError
 from .encoding import Encoding, PieceCacheInfo, load
 from .file_formats import TokenizerFileError
 from .model_files import MODEL_PRESETS, ModelFileError, from_tekken_json, from_tiktoken_file, load_model_file
@@ -57,6 +57,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BadDocumentError",
+    "DecodeStream",
     "EmptyCorpusWarning",
     "EncodeSummary",
     "Encoding",

@@ -1,5 +1,5 @@
 """Typed stubs for the compiled core (`_core.pyx`)."""
-from typing import Any, Callable, Iterable, Mapping, Sequence, final
+from typing import Any, Callable, Iterable, Mapping, Sequence, SupportsIndex, final
 
 import numpy as np
 import numpy.typing as npt
@@ -84,6 +84,10 @@ class CoreBPE:
         self, pretokenizer: _FindAll, special_split: _SpecialSplit, text: str,
         deferred_check: tuple[bytes, Callable[[str], None]] | None = ...,
     ) -> list[int]: ...
+    def count(
+        self, pretokenizer: _FindAll, special_split: _SpecialSplit, text: str,
+        deferred_check: tuple[bytes, Callable[[str], None]] | None = ...,
+    ) -> int: ...
     def encode_to_numpy(
         self, pretokenizer: _FindAll, special_split: _SpecialSplit, text: str,
         deferred_check: tuple[bytes, Callable[[str], None]] | None = ...,
@@ -95,3 +99,18 @@ class CoreBPE:
     ) -> Any: ...
     def decode_bytes(self, tokens: Sequence[int]) -> bytes: ...
     def decode_single_token_bytes(self, token: int) -> bytes: ...
+
+
+@final
+class DecodeStream:
+    """Text of ids given a few at a time (`Encoding.decode_stream()`): whole characters only, as Python's
+    incremental UTF-8 decoder gives them for the tokens' bytes."""
+
+    def __new__(cls, core: CoreBPE, errors: str, skipped: frozenset[int] | None = None) -> DecodeStream: ...
+    @property
+    def errors(self) -> str: ...
+    def step(self, ids: SupportsIndex | Iterable[SupportsIndex]) -> str: ...
+    def prefill(self, ids: SupportsIndex | Iterable[SupportsIndex]) -> None: ...
+    def flush(self) -> str: ...
+    @property
+    def pending(self) -> bytes: ...

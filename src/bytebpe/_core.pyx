@@ -1150,6 +1150,9 @@ cdef class CoreBPE:
     cdef readonly MergeTable table
     cdef dict special_ids      # str -> id
     cdef dict special_bytes    # id -> UTF-8 bytes
+    # DecodeStream's texts of the ids whose bytes are whole characters by themselves (None: not looked at yet;
+    # False: not whole characters); made at the first stream, one slot per id up to the largest.
+    cdef list token_texts
 
     def __cinit__(self, MergeTable table not None, dict special_tokens not None, dict decode_bytes=None):
         self.table = table
@@ -1428,6 +1431,13 @@ cdef class CoreBPE:
             Py_INCREF(<object>item)
             target[i - begin] = item
         return result
+
+    def count(self, pretokenizer, special_split, str text not None, tuple deferred_check=None):
+        """How many ids `encode` gives for `text` (the same arguments, the same errors), without a Python
+        object per id."""
+        cdef vector[Rank] out
+        self._encode_into(pretokenizer, special_split, text, out, deferred_check)
+        return out.size()
 
     def encode_to_numpy(self, pretokenizer, special_split, str text not None, tuple deferred_check=None):
         """Like `encode`, but a uint32 numpy array built straight from the C buffer."""
@@ -1851,3 +1861,154 @@ cdef class _identity_findall:
 
     def __call__(self, text):
         return self.pieces
+
+
+# ---- streaming decode ----------------------------------------------------------------------------------
+
+cdef extern from "Python.h":
+    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
+
+
+cdef Py_ssize_t _unfinished_tail(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """How many bytes at the end of s[:n] start a UTF-8 character that more bytes could still finish: the
+    bytes Python's incremental UTF-8 decoder keeps (a lead byte and the continuation bytes it allows so far;
+    E0 takes A0-BF next, ED 80-9F, F0 90-BF, F4 80-8F, F5-FF and C0-C1 nothing); 0 when every byte is final."""
+    cdef Py_ssize_t k = n, need
+    cdef uint8_t lead, second
+    while k > 0 and n - k < 3 and (s[k - 1] & 0xC0) == 0x80:
+        k -= 1
+    if k == 0:
+        return 0
+    k -= 1
+    lead = s[k]
+    if 0xC2 <= lead <= 0xDF:
+        need = 2
+    elif 0xE0 <= lead <= 0xEF:
+        need = 3
+    elif 0xF0 <= lead <= 0xF4:
+        need = 4
+    else:
+        return 0
+    if n - k >= need:
+        return 0
+    if n - k >= 2:
+        second = s[k + 1]
+        if (lead == 0xE0 and second < 0xA0) or (lead == 0xED and second > 0x9F) \
+                or (lead == 0xF0 and second < 0x90) or (lead == 0xF4 and second > 0x8F):
+            return 0
+    return n - k
+
+
+@cython.final
+cdef class DecodeStream:
+    """Text of ids given a few at a time, as a model emits them (`Encoding.decode_stream()`).
+
+    A token's bytes need not end on a character boundary (a CJK character or an emoji is often two or three
+    tokens). The stream keeps the bytes of an unfinished character until the ids that finish it arrive, and
+    returns whole characters only: what the steps return, joined with `flush()`'s, is what Python's
+    incremental UTF-8 decoder gives for the tokens' bytes, step by step (and so ``decode(ids, errors)``).
+
+    >>> stream = enc.decode_stream()                    # doctest: +SKIP
+    >>> [stream.step(i) for i in enc.encode("日本")]     # doctest: +SKIP
+    ['', '日', '本']
+
+    `errors` is what `bytes.decode` takes ("replace": U+FFFD where the bytes are no UTF-8; "strict": raise
+    UnicodeDecodeError); with `skip_special_tokens`, the ids of special tokens give no text. An id that is
+    no token raises as `Encoding.decode` does, and the stream is left as it was before that step.
+    """
+    cdef CoreBPE core
+    cdef vector[uint8_t] buffer         # the bytes of an unfinished character (at most 3 after each step)
+    cdef bytes errors_utf8
+    cdef frozenset skipped
+    cdef list texts                     # the core's token_texts
+    cdef readonly str errors
+
+    def __cinit__(self, CoreBPE core not None, str errors not None, frozenset skipped=None):
+        import codecs
+        codecs.lookup_error(errors)     # LookupError now for an unknown handler, not at the first bad byte
+        self.core = core
+        if core.token_texts is None:
+            core.token_texts = [None] * (max(core.table.max_rank, max(core.special_bytes, default=-1)) + 1)
+        self.texts = core.token_texts
+        self.errors = errors
+        self.errors_utf8 = errors.encode("utf-8")
+        self.skipped = skipped if skipped else None
+
+    cdef object _whole_text(self, Py_ssize_t token):
+        """The text of `token` if its bytes are whole characters (then kept in the core's token_texts), else
+        False (kept too)."""
+        cdef vector[uint8_t] data
+        self.core._append_token(token, data)
+        try:
+            text = PyUnicode_DecodeUTF8(<const char*>data.data(), data.size(), "strict")
+        except UnicodeDecodeError:
+            text = False
+        self.texts[token] = text
+        return text
+
+    cdef str _take(self, bint final):
+        """Decode and drop the bytes that are final (all of them with `final`)."""
+        cdef Py_ssize_t n = self.buffer.size()
+        cdef Py_ssize_t done = n if final else n - _unfinished_tail(self.buffer.data(), n)
+        if done == 0:
+            return ""
+        text = PyUnicode_DecodeUTF8(<const char*>self.buffer.data(), done, PyBytes_AS_STRING(self.errors_utf8))
+        self.buffer.erase(self.buffer.begin(), self.buffer.begin() + done)
+        return text
+
+    def step(self, ids):
+        """The characters that `ids` (one id, or a sequence of them) complete, after those already returned."""
+        cdef Py_ssize_t token, i, before = self.buffer.size()
+        cdef list texts = self.texts
+        if type(ids) is int:
+            token = self.core._check_id(ids)
+            if self.skipped is not None and ids in self.skipped:
+                return self._take(False)
+            if before == 0 and token < PyList_GET_SIZE(texts):
+                # Nothing unfinished before it: a token whose bytes are whole characters is its own text.
+                text = <object>PyList_GET_ITEM(texts, token)
+                if text is None:
+                    text = self._whole_text(token)
+                if text is not False:
+                    return text
+            self.core._append_token(token, self.buffer)
+            return self._take(False)
+        if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+            if hasattr(ids, "__index__") and not isinstance(ids, bool):
+                return self.step(ids.__index__())
+            raise TypeError(f"expected a token id or a sequence of them, got {type(ids).__name__}")
+        cdef list tokens = list(ids.tolist() if hasattr(ids, "tolist") else ids)
+        try:
+            for i in range(PyList_GET_SIZE(tokens)):
+                item = <object>PyList_GET_ITEM(tokens, i)
+                token = self.core._check_id(item)
+                if self.skipped is None or token not in self.skipped:
+                    self.core._append_token(token, self.buffer)
+        except BaseException:
+            self.buffer.resize(before)     # the stream as it was
+            raise
+        return self._take(False)
+
+    def prefill(self, ids):
+        """Take `ids` (a prompt) without returning their text: a character they leave unfinished is finished,
+        and returned, by the next step."""
+        self.step(ids)
+
+    def flush(self):
+        """What is left: the bytes of an unfinished character, as `errors` says ("replace": one U+FFFD;
+        "strict": UnicodeDecodeError). The stream is empty afterwards, and can go on."""
+        try:
+            return self._take(True)
+        finally:
+            self.buffer.clear()
+
+    @property
+    def pending(self):
+        """The bytes of an unfinished character, kept for the next step."""
+        return PyBytes_FromStringAndSize(<const char*>self.buffer.data(), self.buffer.size())
+
+    def __repr__(self):
+        return f"DecodeStream(errors={self.errors!r}, pending_bytes={self.buffer_bytes!r})"
+
+    def __reduce__(self):
+        raise TypeError("a DecodeStream cannot be pickled; make a new one with Encoding.decode_stream()")

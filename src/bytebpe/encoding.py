@@ -218,6 +218,50 @@ class Encoding:
             _run_deferred_check(deferred_check, text)
             return _retry_repaired(self._core.encode_to_numpy, self._pretokenize, special_split, text)
 
+    def count_ordinary(self, text: str) -> int:
+        """``len(encode_ordinary(text))``, without building the list."""
+        return self.count(text, disallowed_special=())
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> int:
+        """``len(encode(text, ...))`` with the same arguments and the same errors, without building the list."""
+        if text.__class__ is not str:
+            text = _check_text(text)
+        if self._normalize_text is not None:
+            text = self._normalize_text(text)
+        special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
+        try:
+            return self._core.count(self._pretokenize, special_split, text, deferred_check)
+        except UnicodeEncodeError:
+            _run_deferred_check(deferred_check, text)
+            return _retry_repaired(self._core.count, self._pretokenize, special_split, text)
+
+    def count_batch(
+        self,
+        text: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
+        """``[len(ids) for ids in encode_batch(text, ...)]``, on the same threads, without the lists."""
+        ids, offsets = self.encode_batch_to_numpy(text, num_threads=num_threads, allowed_special=allowed_special,
+                                                  disallowed_special=disallowed_special)
+        return (offsets[1:] - offsets[:-1]).tolist()
+
+    def decode_stream(self, *, errors: str = "replace", skip_special_tokens: bool = False) -> _core.DecodeStream:
+        """An incremental decoder of ids as a model emits them: `step(id or ids)` returns the characters they
+        complete, `flush()` what is left (`bytebpe.DecodeStream`)."""
+        if not isinstance(errors, str):
+            raise TypeError(f"errors must be a str naming an error handler, got {type(errors).__name__}")
+        skipped = frozenset(self._special_tokens.values()) if skip_special_tokens else None
+        return _core.DecodeStream(self._core, errors, skipped)
+
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         """`encode_ordinary` of each text, on up to `num_threads` threads of a shared pool; results in order."""
         texts = _check_texts(text)

@@ -1,0 +1,107 @@
+#!/usr/bin/env python
+"""Counting and streaming: `count_ordinary` against `encode_ordinary`, `decode_stream` against a Python
+incremental decoder.
+
+  count     `count_ordinary(doc)` and `len(encode_ordinary(doc))` over ~4,000-character documents of a 1 MB slice,
+            one call each. Both run on one encoding, whose piece cache is primed on the 1 MB before the first
+            slice; each round takes two new slices, one per method, and alternates which goes first, so that
+            neither sees text the other has already cached. Counts are checked equal first.
+  stream    decoding the ids of 1 MB one id per step: `DecodeStream.step(id)` against the loop people write,
+            `codecs`' incremental UTF-8 decoder fed `decode_single_token_bytes(id)`; texts checked equal first.
+
+Medians over rounds of MB/s (CPU time) and of per-round ratios.
+
+    BYTEBPE_DATA_DIR=../shared/vocab python benchmarks/bench_budgets.py               # 5 rounds, ~1 min
+"""
+from __future__ import annotations
+
+import argparse
+import codecs
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from bench_encode import cpu_model, load_average, markdown_table, read_range, split_into_documents  # noqa: E402
+
+import bytebpe  # noqa: E402
+
+CORPORA = {"english": "english_prose.txt", "code": "code.txt", "multilingual": "multilingual.txt"}
+
+
+def cpu_seconds(run) -> float:
+    start = time.process_time()
+    run()
+    return time.process_time() - start
+
+
+def measure_count(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[float, float, float]:
+    for doc in split_into_documents(read_range(path, 1.0, 1.0), 4000):
+        enc.encode_ordinary(doc)
+    counted, encoded, ratios = [], [], []
+    for k in range(rounds):
+        slices = [split_into_documents(read_range(path, 2.0 + 2 * k + j, 1.0), 4000) for j in (0, 1)]
+        megabytes = [sum(len(doc.encode()) for doc in docs) / 1e6 for docs in slices]
+        count_docs, encode_docs = slices if k % 2 else slices[::-1]
+        count_mb, encode_mb = megabytes if k % 2 else megabytes[::-1]
+        runs = [("count", lambda: [enc.count_ordinary(doc) for doc in count_docs]),
+                ("encode", lambda: [len(enc.encode_ordinary(doc)) for doc in encode_docs])]
+        timings = {}
+        for name, run in runs if k % 2 else runs[::-1]:
+            timings[name] = cpu_seconds(run)
+        assert [enc.count_ordinary(d) for d in count_docs] == [len(enc.encode_ordinary(d)) for d in count_docs]
+        counted.append(count_mb / timings["count"])
+        encoded.append(encode_mb / timings["encode"])
+        ratios.append(counted[-1] / encoded[-1])
+    return statistics.median(counted), statistics.median(encoded), statistics.median(ratios)
+
+
+def measure_stream(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[float, float, float]:
+    text = read_range(path, 2.0, 1.0)
+    ids = enc.encode_ordinary(text)
+    megabytes = len(text.encode()) / 1e6
+
+    def ours() -> str:
+        stream = enc.decode_stream()
+        step = stream.step
+        return "".join([step(token) for token in ids]) + stream.flush()
+
+    def theirs() -> str:
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        token_bytes = enc.decode_single_token_bytes
+        return "".join([decoder.decode(token_bytes(token)) for token in ids]) + decoder.decode(b"", final=True)
+
+    assert ours() == theirs() == enc.decode(ids)
+    mine, baseline, ratios = [], [], []
+    for k in range(rounds):
+        for name, run in [("ours", ours), ("theirs", theirs)][:: 1 if k % 2 else -1]:
+            (mine if name == "ours" else baseline).append(megabytes / cpu_seconds(run))
+        ratios.append(mine[-1] / baseline[-1])
+    return statistics.median(mine), statistics.median(baseline), statistics.median(ratios)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--encoding", default="cl100k_base")
+    parser.add_argument("--corpus-dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "corpus")
+    args = parser.parse_args()
+    print(f"# bench_budgets: {args.encoding}, {args.rounds} rounds, CPU {cpu_model()}, load {load_average()}, "
+          f"bytebpe {bytebpe.__version__}, Python {sys.version.split()[0]}\n")
+    rows = []
+    for corpus, file in CORPORA.items():
+        enc = bytebpe.get_encoding(args.encoding)
+        count, encode, count_ratio = measure_count(enc, args.corpus_dir / file, args.rounds)
+        stream, loop, stream_ratio = measure_stream(enc, args.corpus_dir / file, args.rounds)
+        rows.append([corpus, f"{count:.1f}", f"{encode:.1f}", f"{count_ratio:.2f}", f"{stream:.1f}", f"{loop:.1f}",
+                     f"{stream_ratio:.2f}"])
+    print(markdown_table(["text", "count_ordinary MB/s", "len(encode_ordinary) MB/s", "ratio",
+                          "decode_stream, 1 id a step, MB/s", "codecs loop MB/s", "ratio"], rows))
+    print("\nSingle thread, CPU time; count: ~4,000-character documents of 1 MB slices unseen by the method timed "
+          "(cache primed on other text); stream: the ids of 1 MB decoded one id per step.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Counting tokens without the ids, and decoding ids as they stream in.
+
+- `count(text, ...)` is ``len(encode(text, ...))`` with the same arguments and errors; `count_ordinary` is
+  ``len(encode_ordinary(text))``; `count_batch` is the lengths of `encode_batch`'s lists. Checked on every
+  kind of encoding (named, imported tokenizer.json, a model's own file) over corpus slices, special tokens
+  under each policy, and texts the encoder has to repair.
+- `decode_stream()`: the text of the steps, joined, and of the final flush, is what Python's incremental UTF-8
+  decoder gives for the tokens' bytes (and so ``decode(ids, errors)``), whatever the step sizes, invalid bytes
+  included; special tokens are dropped on request; a bad id fails the step and leaves the stream as it was.
+"""
+from __future__ import annotations
+
+import codecs
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bytebpe
+
+
+NAMED = ["gpt2", "cl100k_base", "o200k_base"]
+TEXTS = [
+    "", "hello world", "héllo 日本語 🎉 ok", "a" * 300, "  \n\n\t x  ", "<|endoftext|> and <|fim_prefix|>",
+    "emoji 👩‍👩‍👧 and combining e\u0301", "lone \ud800 surrogate",
+]
+
+
+@pytest.fixture(scope="module", params=NAMED)
+def enc(request) -> bytebpe.Encoding:
+    return bytebpe.get_encoding(request.param)
+
+
+def corpus_texts(corpus_dir) -> list[str]:
+    texts = []
+    for name in ("english_prose.txt", "code.txt", "multilingual.txt"):
+        whole = (corpus_dir / name).read_text(encoding="utf-8")
+        texts += [whole[i:i + 3000] for i in range(0, 60_000, 3000)]
+    return texts
+
+
+# ---- count ----------------------------------------------------------------------------------------------------
+
+def test_count_is_the_length_of_encode_for_every_policy(enc):
+    for text in TEXTS:
+        assert enc.count_ordinary(text) == len(enc.encode_ordinary(text))
+        for allowed, disallowed in [(set(), ()), ("all", "all"), ({"<|endoftext|>"}, ())]:
+            assert enc.count(text, allowed_special=allowed, disallowed_special=disallowed) \
+                == len(enc.encode(text, allowed_special=allowed, disallowed_special=disallowed))
+
+
+def test_count_refuses_what_encode_refuses_with_the_same_error(enc):
+    for bad in ["<|endoftext|>", "x <|endoftext|>"]:
+        with pytest.raises(ValueError) as counted:
+            enc.count(bad)
+        with pytest.raises(ValueError) as encoded:
+            enc.encode(bad)
+        assert str(counted.value) == str(encoded.value)
+    for wrong in [None, b"bytes", 3]:
+        with pytest.raises(TypeError) as counted:
+            enc.count(wrong)
+        with pytest.raises(TypeError) as encoded:
+            enc.encode(wrong)
+        assert str(counted.value) == str(encoded.value)
+
+
+def test_count_batch_is_the_lengths_of_encode_batch(enc, corpus_dir):
+    texts = corpus_texts(corpus_dir) + [text for text in TEXTS if "<|" not in text]
+    for threads in (1, 2, 8):
+        assert enc.count_batch(texts, num_threads=threads) == [len(ids) for ids in enc.encode_batch(texts)]
+    assert enc.count_batch([]) == []
+    assert enc.count_batch(["<|endoftext|>"], allowed_special="all") == [1]
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.count_batch(["fine", "<|endoftext|>"])
+
+
+def test_count_on_the_corpora_is_the_length_of_encode(enc, corpus_dir):
+    for text in corpus_texts(corpus_dir):
+        assert enc.count(text) == len(enc.encode(text))
+
+
+def test_count_of_imported_and_model_file_encodings_is_the_length_of_encode(tmp_path, corpus_dir):
+    gpt2 = bytebpe.get_encoding("gpt2")
+    gpt2.to_tokenizer_json(tmp_path / "tokenizer.json")
+    imported = bytebpe.from_tokenizer_json(tmp_path / "tokenizer.json")
+    encodings = [imported, bytebpe.from_tokenizer_json(tmp_path / "tokenizer.json", add_special_tokens=True)]
+    mistral_common = pytest.importorskip("mistral_common")
+    from pathlib import Path
+
+    tekken = Path(mistral_common.__file__).parent / "data" / "tekken_240911.json"
+    encodings.append(bytebpe.load_tokenizer(tekken))
+    for enc in encodings:
+        for text in corpus_texts(corpus_dir)[::5] + TEXTS:
+            assert enc.count(text, disallowed_special=()) == len(enc.encode(text, disallowed_special=()))
+            assert enc.count_ordinary(text) == len(enc.encode_ordinary(text))
+
+
+# ---- decode_stream ----------------------------------------------------------------------------------------------
+
+CL100K = bytebpe.get_encoding("cl100k_base")
+# Ids whose bytes split characters (one byte of a 2-4 byte sequence, or a lone continuation byte), whole tokens,
+# and special tokens.
+SPLITTING = [CL100K.encode_single_token(bytes([b])) for b in (0xE6, 0x97, 0xA5, 0xF0, 0x9F, 0x8E, 0x89, 0xC3, 0xA9)]
+IDS = st.lists(st.one_of(st.sampled_from(SPLITTING), st.integers(0, 100_255), st.just(100_257)), max_size=60)
+
+
+def reference_text(ids: list[int], errors: str, skip: frozenset[int] = frozenset()) -> str:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors)
+    text = "".join(decoder.decode(CL100K.decode_single_token_bytes(token)) for token in ids if token not in skip)
+    return text + decoder.decode(b"", final=True)
+
+
+def streamed(stream: bytebpe.DecodeStream, ids: list[int], cuts: list[int]) -> str:
+    parts, at = [], 0
+    for size in cuts:
+        step = ids[at:at + size]
+        parts.append(stream.step(step[0] if len(step) == 1 and size % 2 else step))
+        at += size
+    parts.append(stream.step(ids[at:]))
+    return "".join(parts) + stream.flush()
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(ids=IDS, cuts=st.lists(st.integers(1, 5), max_size=30), skip=st.booleans())
+def test_streamed_text_is_the_incremental_utf8_decoders_whatever_the_steps(ids, cuts, skip):
+    stream = CL100K.decode_stream(skip_special_tokens=skip)
+    skipped = frozenset(CL100K.special_tokens.values()) if skip else frozenset()
+    assert streamed(stream, ids, cuts) == reference_text(ids, "replace", skipped)
+    if not skip:
+        assert reference_text(ids, "replace") == CL100K.decode(ids)
+    assert stream.pending == b""
+
+
+def test_a_character_split_over_tokens_comes_out_when_its_last_byte_arrives():
+    ids = CL100K.encode("日本 🎉")
+    stream = CL100K.decode_stream()
+    out = [stream.step(token) for token in ids]
+    assert "".join(out) == "日本 🎉" and all("\ufffd" not in part for part in out)
+    first = [CL100K.encode_single_token(bytes([b])) for b in "🎉".encode()]
+    stream = CL100K.decode_stream()
+    assert [stream.step(token) for token in first] == ["", "", "", "🎉"]
+
+
+def test_strict_errors_raise_where_the_bytes_cannot_be_utf8_and_at_flush_for_an_unfinished_character():
+    stream = CL100K.decode_stream(errors="strict")
+    assert stream.step(SPLITTING[0]) == ""                      # 0xE6: the start of a 3-byte character
+    with pytest.raises(UnicodeDecodeError):
+        stream.step(CL100K.encode_single_token(b"a"))           # ... which cannot go on with "a"
+    stream = CL100K.decode_stream(errors="strict")
+    stream.step(SPLITTING[0])
+    with pytest.raises(UnicodeDecodeError):
+        stream.flush()
+    assert stream.pending == b"" and stream.step(CL100K.encode("ok")) == "ok"    # usable after the flush
+
+
+def test_prefill_takes_a_prompt_whose_last_character_the_next_step_completes():
+    prompt, generated = [SPLITTING[0], SPLITTING[1]], [SPLITTING[2], CL100K.encode_single_token(b"!")]
+    stream = CL100K.decode_stream()
+    assert stream.prefill(prompt) is None
+    assert stream.pending == b"\xe6\x97"
+    assert stream.step(generated) + stream.flush() == "日!"
+
+
+def test_a_bad_id_fails_the_step_and_leaves_the_stream_as_it_was():
+    stream = CL100K.decode_stream()
+    stream.step(SPLITTING[0])
+    for bad in ([10**9], [-1], ["x"]):
+        with pytest.raises(Exception) as stepped:
+            stream.step(bad)
+        with pytest.raises(type(stepped.value)):
+            CL100K.decode(bad)
+        assert stream.pending == b"\xe6"
+    assert stream.step(SPLITTING[1:3]) == "日"
+
+
+def test_bad_error_handlers_are_refused_when_the_stream_is_made():
+    with pytest.raises(LookupError):
+        CL100K.decode_stream(errors="no-such-handler")
+    with pytest.raises(TypeError):
+        CL100K.decode_stream(errors=None)
