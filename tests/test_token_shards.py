@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import bytebpe
 from bytebpe import cli, token_files
+from bytebpe.atomic_write import OutputInUseError
 from bytebpe.token_outputs import load_token_files, load_token_shards, read_index
 from bytebpe.token_sets import TokenSetWriter
 
@@ -256,3 +257,51 @@ def test_a_set_that_only_looks_like_a_shard_is_never_removed(tmp_path):
     bytebpe.encode_files(tmp_path / "in.txt", encoding="gpt2", output=tmp_path / "data")
     assert set(mine) <= {p.name for p in tmp_path.iterdir()}
     assert load_token_files(tmp_path / "data.00001").document(0).tolist() == [31373, 995]
+
+
+# ---- one job per output --------------------------------------------------------------------------------------
+
+HOLD_THE_LOCK = """
+import sys, time
+from bytebpe.atomic_write import locked_output
+with locked_output(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_second_job_on_an_output_being_written_is_refused_and_writes_nothing(tmp_path, corpus_dir):
+    prefix = tmp_path / "out"
+    # Another job, in another process, holding the output's lock (as `bytebpe encode` does while it writes).
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, os.fspath(prefix)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(OutputInUseError,
+                           match=rf"another bytebpe job is writing .*out.* \(process {holder.pid}\)"):
+            bytebpe.encode_files(corpus_dir / ENGLISH, encoding="cl100k_base", output=prefix, shard_tokens=5000)
+        no_files_but(tmp_path, ".out.bytebpe-lock")
+        result = subprocess.run([sys.executable, "-m", "bytebpe", "encode", os.fspath(corpus_dir / ENGLISH), "-o",
+                                 os.fspath(prefix), "--encoding", "cl100k_base", "--shard-tokens", "5000", "-q"],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode != 0
+        assert "another bytebpe job is writing" in result.stderr and "Traceback" not in result.stderr
+    finally:
+        holder.kill()       # as a crash would: the system drops the lock with the process
+        holder.wait()
+    summary = bytebpe.encode_files(corpus_dir / ENGLISH, encoding="cl100k_base", output=prefix, shard_tokens=5000)
+    n_shards = summary.shards[os.fspath(prefix)]
+    assert n_shards > 3 and len(list(tmp_path.glob("out.*.tokens.npy"))) == n_shards
+    assert not (tmp_path / ".out.bytebpe-lock").exists()    # the finished job removed its lock file
+
+
+def test_jobs_on_different_outputs_of_one_folder_do_not_block_each_other(tmp_path, corpus_dir):
+    from bytebpe.atomic_write import locked_output
+
+    with locked_output(tmp_path / "a"):
+        bytebpe.encode_files(corpus_dir / ENGLISH, encoding="cl100k_base", output=tmp_path / "b")
+        with pytest.raises(OutputInUseError):
+            with locked_output(tmp_path / "a"):
+                pass
+    with locked_output(tmp_path / "a"):     # free again once the block is left
+        pass

@@ -5,12 +5,18 @@ the next write of the same file removes what a killed earlier one left, and neve
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["create_temporary_file", "remove_stale_partial_files", "remove_stale_partial_files_matching",
-           "write_bytes_atomically"]
+__all__ = ["OutputInUseError", "create_temporary_file", "locked_output", "remove_stale_partial_files",
+           "remove_stale_partial_files_matching", "write_bytes_atomically"]
+
+
+class OutputInUseError(OSError):
+    """Another job is writing the same output (`locked_output`)."""
 
 
 def create_temporary_file(final_path: Path, suffix: str = ".partial") -> tuple[int, Path]:
@@ -94,3 +100,55 @@ def write_bytes_atomically(path: str | os.PathLike[str], contents: bytes) -> Non
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+@contextlib.contextmanager
+def locked_output(prefix: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the lock of the output `prefix` (``.NAME.bytebpe-lock`` beside it) for the block, or raise
+    `OutputInUseError` at once if another job holds it: two jobs writing one output would mix their files.
+
+    An `fcntl.flock` on the lock file: the system drops it when its holder dies, so a killed job never
+    leaves the output locked. The file is removed while still locked (then closed), and a lock taken on a
+    file that is no longer the one at the path (removed between our open and our lock) is taken again, so
+    two jobs can never both hold a lock for one path. Where there is no `fcntl` (Windows), no lock is taken.
+    """
+    try:
+        import fcntl
+    except ImportError:     # pragma: no cover - Windows
+        yield
+        return
+    path = Path(prefix)
+    lock_path = path.with_name(f".{path.name}.bytebpe-lock")
+    while True:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            holder = ""
+            try:
+                with open(lock_path, encoding="ascii") as file:
+                    holder = f" (process {int(file.read().strip())})"
+            except (OSError, ValueError):
+                pass
+            raise OutputInUseError(f"another bytebpe job is writing {os.fspath(path)!r}{holder}: wait for it to "
+                                   "finish, or give this one another output") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            if os.stat(lock_path).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)     # removed by its last holder after we opened it: take the new one
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        yield
+    finally:
+        try:
+            os.unlink(lock_path)
+        except FileNotFoundError:
+            pass
+        os.close(fd)

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import batching
+from .atomic_write import locked_output
 from .encoding import Encoding
 from .progress import progress_bar
 from .readers import (BadDocumentError, InputFile, PathLike, check_inputs_unchanged, check_read_options,
@@ -248,9 +249,10 @@ def encode_files(
     sha256 = vocabulary_sha256(enc)
 
     summary = EncodeSummary(dtype=dtype.name)
-    for name in names:
-        summary.removed_leftovers += remove_stale_partial_files_of_set(name)
     with contextlib.ExitStack() as stack:
+        stack.enter_context(locked_output(prefix))      # one job per output, or a clear refusal
+        for name in names:
+            summary.removed_leftovers += remove_stale_partial_files_of_set(name)
         sets = [stack.enter_context(TokenSetWriter(name, dtype=dtype, format=format, fsync=fsync,
                                                    n_inputs=len(files), shard_tokens=shard_tokens))
                 for name in names]

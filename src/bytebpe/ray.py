@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from .atomic_write import locked_output
 from .encoding import Encoding
 
 if TYPE_CHECKING:
@@ -222,36 +223,37 @@ def write_token_files(
     kwargs = _worker_kwargs(enc, column, "tokens", eot, frozenset(), num_cpus, keep_input=False, count_bytes=True)
     dtype = token_dtype(enc.max_token_value)
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_partial_files_of_set(prefix)
-    sha256 = vocabulary_sha256(enc)
-    input_files = list(ds.input_files())
+    with locked_output(prefix):     # one job per output, or a clear refusal
+        remove_stale_partial_files_of_set(prefix)
+        sha256 = vocabulary_sha256(enc)
+        input_files = list(ds.input_files())
 
-    def meta_for(counts: SetCounts, extra: dict[str, Any]) -> TokenFilesMeta:
-        return TokenFilesMeta(
-            encoding=enc.name, vocabulary_sha256=sha256, n_vocab=enc.n_vocab, dtype=dtype.name, format=format,
-            documents=counts.documents, tokens=counts.tokens, bytes=counts.bytes, skipped=0, eot=eot,
-            eot_token=kwargs["eot_id"], field=column, lines=False, inputs=(), bytebpe_version=__version__,
-            created=utc_timestamp(), extra={"engine": "ray", "input_files": input_files, **extra})
+        def meta_for(counts: SetCounts, extra: dict[str, Any]) -> TokenFilesMeta:
+            return TokenFilesMeta(
+                encoding=enc.name, vocabulary_sha256=sha256, n_vocab=enc.n_vocab, dtype=dtype.name, format=format,
+                documents=counts.documents, tokens=counts.tokens, bytes=counts.bytes, skipped=0, eot=eot,
+                eot_token=kwargs["eot_id"], field=column, lines=False, inputs=(), bytebpe_version=__version__,
+                created=utc_timestamp(), extra={"engine": "ray", "input_files": input_files, **extra})
 
-    tokenized = ds.map_batches(_TokenizeBatch, fn_constructor_kwargs=kwargs, batch_format="pyarrow",
-                               batch_size=batch_size, num_cpus=num_cpus, compute=_actor_pool(ray, concurrency))
-    # The files hold the documents in the dataset's order. A dataset keeps the DataContext it was made with
-    # (shared with `ds`, not the global one), so the option is set there, and put back afterwards.
-    options = tokenized.context.execution_options
-    preserved = options.preserve_order
-    options.preserve_order = True
-    try:
-        with TokenSetWriter(prefix, dtype=dtype, format=format, fsync=fsync, shard_tokens=shard_tokens) as out:
-            for batch in tokenized.iter_batches(batch_format="pyarrow", batch_size=None):
-                lists = batch.column("tokens").combine_chunks()
-                offsets = lists.offsets.to_numpy().astype(np.int64)
-                ids = lists.values.to_numpy()[offsets[0]:offsets[-1]]
-                out.write(ids, offsets - offsets[0], np.asarray(batch.column(_BYTES_COLUMN).to_numpy(), np.int64))
-            meta = out.finish(meta_for)
-            out.commit()
-            out.remove_earlier_output()
-    finally:
-        options.preserve_order = preserved
+        tokenized = ds.map_batches(_TokenizeBatch, fn_constructor_kwargs=kwargs, batch_format="pyarrow",
+                                   batch_size=batch_size, num_cpus=num_cpus, compute=_actor_pool(ray, concurrency))
+        # The files hold the documents in the dataset's order. A dataset keeps the DataContext it was made with
+        # (shared with `ds`, not the global one), so the option is set there, and put back afterwards.
+        options = tokenized.context.execution_options
+        preserved = options.preserve_order
+        options.preserve_order = True
+        try:
+            with TokenSetWriter(prefix, dtype=dtype, format=format, fsync=fsync, shard_tokens=shard_tokens) as out:
+                for batch in tokenized.iter_batches(batch_format="pyarrow", batch_size=None):
+                    lists = batch.column("tokens").combine_chunks()
+                    offsets = lists.offsets.to_numpy().astype(np.int64)
+                    ids = lists.values.to_numpy()[offsets[0]:offsets[-1]]
+                    out.write(ids, offsets - offsets[0], np.asarray(batch.column(_BYTES_COLUMN).to_numpy(), np.int64))
+                meta = out.finish(meta_for)
+                out.commit()
+                out.remove_earlier_output()
+        finally:
+            options.preserve_order = preserved
     if fsync:
         fsync_folder(Path(prefix).parent)
     return meta
