@@ -6,6 +6,7 @@ incremental decoder.
             one call each. Both run on one encoding, whose piece cache is primed on the 1 MB before the first
             slice; each round takes two new slices, one per method, and alternates which goes first, so that
             neither sees text the other has already cached. Counts are checked equal first.
+  prefix    `encode(text, max_tokens=100)` against `encode(text)` of a 4 MB text (ids checked equal first).
   stream    decoding the ids of 1 MB one id per step: `DecodeStream.step(id)` against the loop people write,
             `codecs`' incremental UTF-8 decoder fed `decode_single_token_bytes(id)`; texts checked equal first.
 
@@ -82,6 +83,17 @@ def measure_stream(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[floa
     return statistics.median(mine), statistics.median(baseline), statistics.median(ratios)
 
 
+def measure_prefix(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[float, float, float]:
+    text = read_range(path, 2.0, 4.0)
+    assert enc.encode(text, max_tokens=100) == enc.encode(text)[:100]
+    whole, prefix = [], []
+    for k in range(rounds):
+        runs = [(whole, lambda: enc.encode(text)), (prefix, lambda: enc.encode(text, max_tokens=100))]
+        for timings, run in runs[:: 1 if k % 2 else -1]:
+            timings.append(cpu_seconds(run) * 1000)
+    return statistics.median(prefix), statistics.median(whole), statistics.median(p / w for p, w in zip(prefix, whole))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -95,12 +107,15 @@ def main() -> None:
         enc = bytebpe.get_encoding(args.encoding)
         count, encode, count_ratio = measure_count(enc, args.corpus_dir / file, args.rounds)
         stream, loop, stream_ratio = measure_stream(enc, args.corpus_dir / file, args.rounds)
+        prefix, whole, prefix_ratio = measure_prefix(enc, args.corpus_dir / file, args.rounds)
         rows.append([corpus, f"{count:.1f}", f"{encode:.1f}", f"{count_ratio:.2f}", f"{stream:.1f}", f"{loop:.1f}",
-                     f"{stream_ratio:.2f}"])
+                     f"{stream_ratio:.2f}", f"{prefix:.1f} / {whole:.1f}", f"{prefix_ratio:.3f}"])
     print(markdown_table(["text", "count_ordinary MB/s", "len(encode_ordinary) MB/s", "ratio",
-                          "decode_stream, 1 id a step, MB/s", "codecs loop MB/s", "ratio"], rows))
+                          "decode_stream, 1 id a step, MB/s", "codecs loop MB/s", "ratio",
+                          "4 MB: max_tokens=100 / whole, ms", "ratio"], rows))
     print("\nSingle thread, CPU time; count: ~4,000-character documents of 1 MB slices unseen by the method timed "
-          "(cache primed on other text); stream: the ids of 1 MB decoded one id per step.")
+          "(cache primed on other text); stream: the ids of 1 MB decoded one id per step; prefix: the same 4 MB, "
+          "warm, both ways by turns.")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,11 @@ Backtracking is reproduced where the pattern needs it:
   can start the second run (Lm, Lo and M are in both classes).
 """
 cimport cython
+from cpython.list cimport PyList_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
@@ -833,6 +837,25 @@ cdef class Scanner:
 
     def __call__(self, str text not None):
         return self.split(text)
+
+    def pieces_from(self, str text not None, Py_ssize_t start, Py_ssize_t max_pieces):
+        """(up to `max_pieces` pieces of `text` from byte `start` of its UTF-8 on (a piece start), where the next
+        piece starts): the pieces the whole text has there, found without scanning the rest. The text's UTF-8
+        is the one CPython keeps with the str (made once; for ASCII text, the str's own buffer)."""
+        cdef Py_ssize_t n
+        cdef const uint8_t* data = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        cdef Py_ssize_t ends[SCAN_BATCH]
+        cdef Py_ssize_t count, k
+        cdef list pieces = []
+        if start < 0 or start > n:
+            raise ValueError(f"start {start} is outside the text's {n} bytes")
+        while start < n and PyList_GET_SIZE(pieces) < max_pieces:
+            count = scan_pieces(&self.spec, data, start, n, ends,
+                                min(SCAN_BATCH, max_pieces - PyList_GET_SIZE(pieces)))
+            for k in range(count):
+                pieces.append(PyUnicode_DecodeUTF8(<const char*>data + start, ends[k] - start, NULL))
+                start = ends[k]
+        return pieces, start
 
     def count(self, str text not None):
         """How many pieces `text` has (the scan alone, without the GIL: benchmarks time the stage with it)."""

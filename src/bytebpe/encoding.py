@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoRetur
 
 from . import _core, batching
 from ._core import MAX_TOKEN_ID, InvalidTokenError
+from ._pretokenize import Scanner as _Scanner
 from .pretokenizer import PretokenizerChoice, RegexSplit, check_pattern, checked_choice, choose, replace_surrogates
 from .serialization import EncodingFileError, read_encoding_file, write_encoding_file
 
@@ -149,15 +150,17 @@ class Encoding:
 
     # ==== encoding ===============================================================================
 
-    def encode_ordinary(self, text: str) -> list[int]:
+    def encode_ordinary(self, text: str, *, max_tokens: int | None = None) -> list[int]:
         """Ids of `text`, treating special-token text as ordinary text.
 
-        Equivalent to ``encode(text, disallowed_special=())``.
+        Equivalent to ``encode(text, disallowed_special=())``; `max_tokens` as in `encode`.
         """
         if text.__class__ is not str:
             text = _check_text(text)
         if self._normalize_text is not None:
             text = self._normalize_text(text)
+        if max_tokens is not None:
+            return self._encode_prefix(text, max_tokens, self._ordinary_split, None)
         try:
             return self._core.encode(self._pretokenize, self._ordinary_split, text)
         except UnicodeEncodeError:
@@ -169,6 +172,7 @@ class Encoding:
         *,
         allowed_special: AllowedSpecial = set(),  # noqa: B006  (tiktoken's signature; never mutated)
         disallowed_special: DisallowedSpecial = "all",
+        max_tokens: int | None = None,
     ) -> list[int]:
         """Ids of `text`, with tiktoken's special-token rules.
 
@@ -177,6 +181,10 @@ class Encoding:
         ``allowed_special="all"`` allows every special token; ``disallowed_special=()`` disables the check.
         Where allowed special tokens overlap in the text, the leftmost wins, and of those starting at the
         same place the longest.
+
+        `max_tokens`: the first ids only, exactly ``encode(text, ...)[:max_tokens]`` (the whole text is
+        still checked for disallowed special tokens). With a compiled pre-tokenizer the text is cut into
+        pieces and merged only as far as those ids need, so the cost grows with `max_tokens`, not the text.
         """
         if text.__class__ is not str:
             text = _check_text(text)
@@ -189,11 +197,54 @@ class Encoding:
             special_split, deferred_check = self._default_policy
         else:
             special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
+        if max_tokens is not None:
+            return self._encode_prefix(text, max_tokens, special_split, deferred_check)
         try:
             return self._core.encode(self._pretokenize, special_split, text, deferred_check)
         except UnicodeEncodeError:
             _run_deferred_check(deferred_check, text)
             return _retry_repaired(self._core.encode, self._pretokenize, special_split, text)
+
+    def _encode_prefix(self, text: str, max_tokens: int, special_split: Any,
+                       deferred_check: tuple[bytes, Callable[[str], None]] | None) -> list[int]:
+        """``encode(text)[:max_tokens]`` (`text` normalized already) for the policy given.
+
+        With a compiled scanner and no special-token split or a plain one (a `re` split: the named and model
+        file encodings), the pieces come from `Scanner.pieces_from`, which finds the pieces the whole text has,
+        a batch at a time, and only as many batches as the ids need are merged.
+        Other encodings (the `regex` pre-tokenizer; a tokenizer.json's added-token splitter) encode it whole."""
+        max_tokens = _checked_max_tokens(max_tokens)
+        splits_plainly = special_split is None or isinstance(getattr(special_split, "__self__", None), re.Pattern)
+        if type(self._pretokenize) is not _Scanner or not splits_plainly:
+            try:
+                ids = self._core.encode(self._pretokenize, special_split, text, deferred_check)
+            except UnicodeEncodeError:
+                _run_deferred_check(deferred_check, text)
+                ids = _retry_repaired(self._core.encode, self._pretokenize, special_split, text)
+            return ids[:max_tokens]
+        if deferred_check is not None and (not deferred_check[0] or deferred_check[0].decode() in text):
+            deferred_check[1](text)     # the whole text, as encode checks it
+        try:
+            return self._encode_pieces_of(text, max_tokens, special_split)
+        except UnicodeEncodeError:      # surrogates, which have no UTF-8: repaired as encode repairs them
+            return self._encode_pieces_of(replace_surrogates(text), max_tokens, special_split)
+
+    def _encode_pieces_of(self, text: str, max_tokens: int, special_split: Any) -> list[int]:
+        parts = special_split(text) if special_split is not None else [text]
+        ids: list[int] = []
+        for index, part in enumerate(parts):
+            if len(ids) >= max_tokens:
+                break
+            if index % 2:       # an allowed special token (the split's captured group)
+                ids += self._core.encode(self._pretokenize, special_split, part)
+                continue
+            start = 0
+            while len(ids) < max_tokens:
+                pieces, start = self._pretokenize.pieces_from(part, start, min(max_tokens - len(ids) + 16, 4096))
+                if not pieces:
+                    break
+                ids += self._core.encode_pieces(pieces)
+        return ids[:max_tokens]
 
     def encode_to_numpy(
         self,
@@ -201,6 +252,7 @@ class Encoding:
         *,
         allowed_special: AllowedSpecial = set(),  # noqa: B006
         disallowed_special: DisallowedSpecial = "all",
+        max_tokens: int | None = None,
     ) -> npt.NDArray[np.uint32]:
         """Like `encode`, as a uint32 numpy array filled straight from the core's buffer."""
         if text.__class__ is not str:
@@ -212,6 +264,10 @@ class Encoding:
             special_split, deferred_check = self._default_policy
         else:
             special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
+        if max_tokens is not None:
+            import numpy as np
+
+            return np.array(self._encode_prefix(text, max_tokens, special_split, deferred_check), np.uint32)
         try:
             return self._core.encode_to_numpy(self._pretokenize, special_split, text, deferred_check)
         except UnicodeEncodeError:
@@ -658,6 +714,14 @@ def _check_texts(texts: object) -> list[str]:
                 raise TypeError(f"expected str at index {i}, got {type(text).__name__}")
         texts = [text if text.__class__ is str else str.__str__(text) for text in texts]
     return texts
+
+
+def _checked_max_tokens(max_tokens: object) -> int:
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+        raise TypeError(f"max_tokens must be an int or None, got {type(max_tokens).__name__}")
+    if max_tokens < 0:
+        raise ValueError(f"max_tokens must be 0 or more, got {max_tokens}")
+    return max_tokens
 
 
 def _retry_repaired(encode: Callable[..., Any], pretokenize: Any, special_split: Any, text: str | list[str],

@@ -1,9 +1,11 @@
-"""Counting tokens without the ids, and decoding ids as they stream in.
+"""Token budgets: counting tokens without the ids, the first ids of a text only, decoding ids as they stream in.
 
 - `count(text, ...)` is ``len(encode(text, ...))`` with the same arguments and errors; `count_ordinary` is
   ``len(encode_ordinary(text))``; `count_batch` is the lengths of `encode_batch`'s lists. Checked on every
   kind of encoding (named, imported tokenizer.json, a model's own file) over corpus slices, special tokens
   under each policy, and texts the encoder has to repair.
+- `encode(..., max_tokens=N)` (and `encode_ordinary`, `encode_to_numpy`) is exactly ``encode(...)[:N]``, the
+  whole text checked for disallowed special tokens as before, on every kind of encoding and pre-tokenizer.
 - `decode_stream()`: the text of the steps, joined, and of the final flush, is what Python's incremental UTF-8
   decoder gives for the tokens' bytes (and so ``decode(ids, errors)``), whatever the step sizes, invalid bytes
   included; special tokens are dropped on request; a bad id fails the step and leaves the stream as it was.
@@ -93,6 +95,50 @@ def test_count_of_imported_and_model_file_encodings_is_the_length_of_encode(tmp_
         for text in corpus_texts(corpus_dir)[::5] + TEXTS:
             assert enc.count(text, disallowed_special=()) == len(enc.encode(text, disallowed_special=()))
             assert enc.count_ordinary(text) == len(enc.encode_ordinary(text))
+
+
+# ---- max_tokens ---------------------------------------------------------------------------------------------
+
+def test_the_first_ids_are_those_of_the_whole_text_for_every_budget(enc, corpus_dir):
+    texts = corpus_texts(corpus_dir)[::4] + [text for text in TEXTS if "<|" not in text]
+    for text in texts:
+        whole = enc.encode(text)
+        for n in sorted({0, 1, 2, 7, 50, 333, len(whole) - 1, len(whole), len(whole) + 5} - {-1}):
+            assert enc.encode(text, max_tokens=n) == whole[:n]
+            assert enc.encode_ordinary(text, max_tokens=n) == enc.encode_ordinary(text)[:n]
+            assert enc.encode_to_numpy(text, max_tokens=n).tolist() == whole[:n]
+
+
+def test_the_first_ids_around_allowed_special_tokens_and_repaired_surrogates(enc):
+    text = ("<|endoftext|>hello <|endoftext|> world " * 30) + "lone \ud800 end " * 20
+    whole = enc.encode(text, allowed_special="all")
+    for n in range(0, len(whole) + 2, 7):
+        assert enc.encode(text, allowed_special="all", max_tokens=n) == whole[:n]
+        assert enc.encode(text, disallowed_special=(), max_tokens=n) == enc.encode_ordinary(text)[:n]
+
+
+def test_a_disallowed_special_token_beyond_the_budget_is_still_refused(enc):
+    text = "word " * 10_000 + "<|endoftext|>"
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.encode(text, max_tokens=5)
+
+
+def test_the_first_ids_of_other_pre_tokenizers_and_imported_files(tmp_path, corpus_dir):
+    gpt2 = bytebpe.get_encoding("gpt2")
+    gpt2.to_tokenizer_json(tmp_path / "tokenizer.json")
+    encodings = [gpt2.with_pretokenizer("regex"), bytebpe.from_tokenizer_json(tmp_path / "tokenizer.json"),
+                 bytebpe.from_tokenizer_json(tmp_path / "tokenizer.json", add_special_tokens=True)]
+    text = corpus_texts(corpus_dir)[0]
+    for other in encodings:
+        whole = other.encode(text)
+        for n in (0, 1, 10, len(whole) + 1):
+            assert other.encode(text, max_tokens=n) == whole[:n]
+
+
+@pytest.mark.parametrize("bad, error", [(-1, ValueError), (1.5, TypeError), ("3", TypeError), (True, TypeError)])
+def test_a_bad_budget_is_refused(enc, bad, error):
+    with pytest.raises(error, match="max_tokens"):
+        enc.encode("hello", max_tokens=bad)
 
 
 # ---- decode_stream ----------------------------------------------------------------------------------------------
