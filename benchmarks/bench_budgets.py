@@ -6,6 +6,7 @@ incremental decoder.
             one call each. Both run on one encoding, whose piece cache is primed on the 1 MB before the first
             slice; each round takes two new slices, one per method, and alternates which goes first, so that
             neither sees text the other has already cached. Counts are checked equal first.
+  offsets   `encode_with_offsets(doc)` against `encode(doc)` over ~4,000-character documents of 1 MB, warm.
   prefix    `encode(text, max_tokens=100)` against `encode(text)` of a 4 MB text (ids checked equal first).
   stream    decoding the ids of 1 MB one id per step: `DecodeStream.step(id)` against the loop people write,
             `codecs`' incremental UTF-8 decoder fed `decode_single_token_bytes(id)`; texts checked equal first.
@@ -94,6 +95,20 @@ def measure_prefix(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[floa
     return statistics.median(prefix), statistics.median(whole), statistics.median(p / w for p, w in zip(prefix, whole))
 
 
+def measure_offsets(enc: bytebpe.Encoding, path: Path, rounds: int) -> float:
+    docs = split_into_documents(read_range(path, 2.0, 1.0), 4000)
+    assert [enc.encode_with_offsets(doc)[0] for doc in docs] == [enc.encode(doc) for doc in docs]
+    ratios = []
+    for k in range(rounds):
+        timings = {}
+        runs = [("offsets", lambda: [enc.encode_with_offsets(doc) for doc in docs]),
+                ("encode", lambda: [enc.encode(doc) for doc in docs])]
+        for name, run in runs[:: 1 if k % 2 else -1]:
+            timings[name] = cpu_seconds(run)
+        ratios.append(timings["offsets"] / timings["encode"])
+    return statistics.median(ratios)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -108,11 +123,13 @@ def main() -> None:
         count, encode, count_ratio = measure_count(enc, args.corpus_dir / file, args.rounds)
         stream, loop, stream_ratio = measure_stream(enc, args.corpus_dir / file, args.rounds)
         prefix, whole, prefix_ratio = measure_prefix(enc, args.corpus_dir / file, args.rounds)
+        offsets_ratio = measure_offsets(enc, args.corpus_dir / file, args.rounds)
         rows.append([corpus, f"{count:.1f}", f"{encode:.1f}", f"{count_ratio:.2f}", f"{stream:.1f}", f"{loop:.1f}",
-                     f"{stream_ratio:.2f}", f"{prefix:.1f} / {whole:.1f}", f"{prefix_ratio:.3f}"])
+                     f"{stream_ratio:.2f}", f"{prefix:.1f} / {whole:.1f}", f"{prefix_ratio:.3f}", f"{offsets_ratio:.2f}"])
     print(markdown_table(["text", "count_ordinary MB/s", "len(encode_ordinary) MB/s", "ratio",
                           "decode_stream, 1 id a step, MB/s", "codecs loop MB/s", "ratio",
-                          "4 MB: max_tokens=100 / whole, ms", "ratio"], rows))
+                          "4 MB: max_tokens=100 / whole, ms", "ratio",
+                          "encode_with_offsets / encode"], rows))
     print("\nSingle thread, CPU time; count: ~4,000-character documents of 1 MB slices unseen by the method timed "
           "(cache primed on other text); stream: the ids of 1 MB decoded one id per step; prefix: the same 4 MB, "
           "warm, both ways by turns.")

@@ -224,3 +224,53 @@ def test_bad_error_handlers_are_refused_when_the_stream_is_made():
         CL100K.decode_stream(errors="no-such-handler")
     with pytest.raises(TypeError):
         CL100K.decode_stream(errors=None)
+
+
+# ---- encode_with_offsets ----------------------------------------------------------------------------------------
+
+def offsets_from_token_bytes(text: str, token_bytes: list[bytes]) -> list[tuple[int, int]]:
+    """The definition, written out: walk the tokens' bytes over the text's UTF-8, a character at a time."""
+    char_at_byte = []
+    for index, char in enumerate(text):
+        char_at_byte += [index] * len(char.encode("utf-8"))
+    spans, at = [], 0
+    for piece in token_bytes:
+        spans.append((char_at_byte[at], char_at_byte[at + len(piece) - 1] + 1))
+        at += len(piece)
+    assert at == len(char_at_byte)
+    return spans
+
+
+def test_offsets_are_the_characters_each_tokens_bytes_come_from(enc, corpus_dir, tiktoken_encoding):
+    reference = tiktoken_encoding(enc.name)
+    texts = corpus_texts(corpus_dir)[::6] + [text for text in TEXTS if "\ud800" not in text]
+    for text in texts:
+        ids, offsets = enc.encode_with_offsets(text, allowed_special="all")
+        assert ids == reference.encode(text, allowed_special="all")
+        assert offsets == offsets_from_token_bytes(text, reference.decode_tokens_bytes(ids))
+
+
+def test_offsets_of_text_with_surrogates_index_the_text_as_given():
+    enc = bytebpe.get_encoding("cl100k_base")
+    text = "x\ud83d\ude00y \ud800 z"        # a pair written as two code points, and a lone one
+    ids, offsets = enc.encode_with_offsets(text)
+    assert ids == enc.encode(text)
+    assert [text[start:end] for start, end in offsets] == ["x", "\ud83d\ude00", "\ud83d\ude00", "y", " \ud800", " z"]
+
+
+def test_offsets_of_imported_files_and_added_tokens(tmp_path):
+    gpt2 = bytebpe.get_encoding("gpt2")
+    gpt2.to_tokenizer_json(tmp_path / "tokenizer.json")
+    imported = bytebpe.from_tokenizer_json(tmp_path / "tokenizer.json")
+    text = "héllo <|endoftext|> 日本"
+    ids, offsets = imported.encode_with_offsets(text, allowed_special="all")
+    assert ids == imported.encode(text, allowed_special="all")
+    assert offsets == offsets_from_token_bytes(text, imported.decode_tokens_bytes(ids))
+
+
+def test_offsets_refuse_ids_that_are_not_the_texts():
+    core = bytebpe.get_encoding("cl100k_base")._core
+    with pytest.raises(ValueError, match="not this text's"):
+        core.char_offsets([15339, 1917], "hello")
+    with pytest.raises(ValueError, match="not this text's"):
+        core.char_offsets([15339], "hello world")

@@ -82,8 +82,8 @@ from libcpp.vector cimport vector
 from bytebpe._pretokenize cimport ScanSpec, Scanner, scan_pieces
 
 from ._shared cimport (
-    MAX_TOKEN_ID, SCAN_BATCH, _decode, _hash_bytes, _head_word, _head_word_of_8, _load32, _load64, _utf8_view,
-    _utf8_view_of_held, fill_vector,
+    MAX_TOKEN_ID, SCAN_BATCH, PyUnicode_AsUTF8AndSize, _decode, _hash_bytes, _head_word, _head_word_of_8, _load32,
+    _load64, _utf8_view, _utf8_view_of_held, fill_vector,
 )
 
 import os
@@ -1627,6 +1627,32 @@ cdef class CoreBPE:
         for i in range(PyList_GET_SIZE(<list>tokens)):
             self._append_token(self._check_id(<object>PyList_GET_ITEM(<list>tokens, i)), buffer)
         return PyBytes_FromStringAndSize(<const char*>buffer.data(), buffer.size())
+
+    def char_offsets(self, list ids not None, str text not None):
+        """For each of `ids` (the encoding of `text`), the characters of `text` its bytes come from: a list of
+        (start, end), `start` the character holding its first byte, `end` one past the one holding its last.
+        ValueError when the ids' bytes are not `text`'s length."""
+        cdef Py_ssize_t n_bytes, at = 0, chars = 0, start, end, length, i, token
+        cdef const uint8_t* data = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n_bytes)
+        cdef MergeTable table = self.table
+        cdef list offsets = PyList_New(0)
+        for i in range(PyList_GET_SIZE(ids)):
+            token = self._check_id(<object>PyList_GET_ITEM(ids, i))
+            if token <= table.max_rank and table.token_len[token] >= 0:
+                length = table.token_len[token]
+            else:
+                length = PyBytes_GET_SIZE(self._special_token_bytes(token))
+            if length <= 0 or at + length > n_bytes:
+                raise ValueError("the ids are not this text's: their bytes run past its end")
+            start = chars - 1 + ((data[at] & 0xC0) != 0x80)
+            end = at + length
+            while at < end:
+                chars += (data[at] & 0xC0) != 0x80
+                at += 1
+            offsets.append((start, chars))
+        if at != n_bytes:
+            raise ValueError("the ids are not this text's: their bytes end before it does")
+        return offsets
 
     def decode_single_token_bytes(self, token):
         cdef Py_ssize_t checked = self._check_id(token)

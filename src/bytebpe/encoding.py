@@ -274,6 +274,30 @@ class Encoding:
             _run_deferred_check(deferred_check, text)
             return _retry_repaired(self._core.encode_to_numpy, self._pretokenize, special_split, text)
 
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """`encode`'s ids and, for each, the characters of `text` it comes from: ``(start, end)``, `start` the
+        character holding the token's first byte, `end` one past the character holding its last byte (tokens
+        that split a character share its span). With a normalizer (NFC) the offsets index the normalized text,
+        which is `text` itself when it is NFC already; a surrogate pair written as two code points is one
+        character to the tokens, and its span covers both."""
+        if text.__class__ is not str:
+            text = _check_text(text)
+        if self._normalize_text is not None:
+            text = self._normalize_text(text)
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        try:
+            return ids, self._core.char_offsets(ids, text)
+        except UnicodeEncodeError:      # surrogates: the ids are those of the text repaired as encode repairs it
+            index = _surrogate_pair_starts(text) + [len(text)]
+            return ids, [(index[start], index[end]) for start, end in
+                         self._core.char_offsets(ids, replace_surrogates(text))]
+
     def count_ordinary(self, text: str) -> int:
         """``len(encode_ordinary(text))``, without building the list."""
         return self.count(text, disallowed_special=())
@@ -714,6 +738,17 @@ def _check_texts(texts: object) -> list[str]:
                 raise TypeError(f"expected str at index {i}, got {type(text).__name__}")
         texts = [text if text.__class__ is str else str.__str__(text) for text in texts]
     return texts
+
+
+def _surrogate_pair_starts(text: str) -> list[int]:
+    """For each character of ``replace_surrogates(text)``, its index in `text` (a pair of surrogates becomes one
+    character there)."""
+    starts, index = [], 0
+    while index < len(text):
+        starts.append(index)
+        pair = "\ud800" <= text[index] <= "\udbff" and index + 1 < len(text) and "\udc00" <= text[index + 1] <= "\udfff"
+        index += 2 if pair else 1
+    return starts
 
 
 def _checked_max_tokens(max_tokens: object) -> int:
