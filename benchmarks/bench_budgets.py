@@ -95,18 +95,22 @@ def measure_prefix(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[floa
     return statistics.median(prefix), statistics.median(whole), statistics.median(p / w for p, w in zip(prefix, whole))
 
 
-def measure_offsets(enc: bytebpe.Encoding, path: Path, rounds: int) -> float:
+def measure_offsets(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[float, float]:
+    """(encode_with_offsets / encode, encode_with_offsets_to_numpy / encode_to_numpy)"""
     docs = split_into_documents(read_range(path, 2.0, 1.0), 4000)
     assert [enc.encode_with_offsets(doc)[0] for doc in docs] == [enc.encode(doc) for doc in docs]
-    ratios = []
+    lists, arrays = [], []
     for k in range(rounds):
         timings = {}
         runs = [("offsets", lambda: [enc.encode_with_offsets(doc) for doc in docs]),
-                ("encode", lambda: [enc.encode(doc) for doc in docs])]
+                ("encode", lambda: [enc.encode(doc) for doc in docs]),
+                ("offsets_numpy", lambda: [enc.encode_with_offsets_to_numpy(doc) for doc in docs]),
+                ("encode_numpy", lambda: [enc.encode_to_numpy(doc) for doc in docs])]
         for name, run in runs[:: 1 if k % 2 else -1]:
             timings[name] = cpu_seconds(run)
-        ratios.append(timings["offsets"] / timings["encode"])
-    return statistics.median(ratios)
+        lists.append(timings["offsets"] / timings["encode"])
+        arrays.append(timings["offsets_numpy"] / timings["encode_numpy"])
+    return statistics.median(lists), statistics.median(arrays)
 
 
 def main() -> None:
@@ -123,13 +127,14 @@ def main() -> None:
         count, encode, count_ratio = measure_count(enc, args.corpus_dir / file, args.rounds)
         stream, loop, stream_ratio = measure_stream(enc, args.corpus_dir / file, args.rounds)
         prefix, whole, prefix_ratio = measure_prefix(enc, args.corpus_dir / file, args.rounds)
-        offsets_ratio = measure_offsets(enc, args.corpus_dir / file, args.rounds)
+        offsets_ratio, offsets_numpy_ratio = measure_offsets(enc, args.corpus_dir / file, args.rounds)
         rows.append([corpus, f"{count:.1f}", f"{encode:.1f}", f"{count_ratio:.2f}", f"{stream:.1f}", f"{loop:.1f}",
-                     f"{stream_ratio:.2f}", f"{prefix:.1f} / {whole:.1f}", f"{prefix_ratio:.3f}", f"{offsets_ratio:.2f}"])
+                     f"{stream_ratio:.2f}", f"{prefix:.1f} / {whole:.1f}", f"{prefix_ratio:.3f}", f"{offsets_ratio:.2f}",
+                     f"{offsets_numpy_ratio:.2f}"])
     print(markdown_table(["text", "count_ordinary MB/s", "len(encode_ordinary) MB/s", "ratio",
                           "decode_stream, 1 id a step, MB/s", "codecs loop MB/s", "ratio",
                           "4 MB: max_tokens=100 / whole, ms", "ratio",
-                          "encode_with_offsets / encode"], rows))
+                          "encode_with_offsets / encode", "..._to_numpy / encode_to_numpy"], rows))
     print("\nSingle thread, CPU time; count: ~4,000-character documents of 1 MB slices unseen by the method timed "
           "(cache primed on other text); stream: the ids of 1 MB decoded one id per step; prefix: the same 4 MB, "
           "warm, both ways by turns.")

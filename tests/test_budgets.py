@@ -274,3 +274,11 @@ def test_offsets_refuse_ids_that_are_not_the_texts():
         core.char_offsets([15339, 1917], "hello")
     with pytest.raises(ValueError, match="not this text's"):
         core.char_offsets([15339], "hello world")
+
+
+def test_offsets_as_numpy_are_the_lists(enc, corpus_dir):
+    for text in corpus_texts(corpus_dir)[::6] + TEXTS:
+        ids, offsets = enc.encode_with_offsets(text, allowed_special="all")
+        array_ids, spans = enc.encode_with_offsets_to_numpy(text, allowed_special="all")
+        assert array_ids.dtype == "uint32" and spans.dtype == "int64" and spans.shape == (len(ids), 2)
+        assert array_ids.tolist() == ids and [tuple(span) for span in spans.tolist()] == offsets

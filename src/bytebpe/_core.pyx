@@ -1628,31 +1628,61 @@ cdef class CoreBPE:
             self._append_token(self._check_id(<object>PyList_GET_ITEM(<list>tokens, i)), buffer)
         return PyBytes_FromStringAndSize(<const char*>buffer.data(), buffer.size())
 
-    def char_offsets(self, list ids not None, str text not None):
-        """For each of `ids` (the encoding of `text`), the characters of `text` its bytes come from: a list of
-        (start, end), `start` the character holding its first byte, `end` one past the one holding its last.
-        ValueError when the ids' bytes are not `text`'s length."""
-        cdef Py_ssize_t n_bytes, at = 0, chars = 0, start, end, length, i, token
+    cdef int _char_offsets_into(self, const Rank* ids, Py_ssize_t count, str text, vector[int64_t]& result) except -1:
+        """(start, end) character offsets of each id's bytes over `text`'s UTF-8, appended to `result`: `start`
+        the character holding the token's first byte, `end` one past the one holding its last. ValueError when
+        the ids' bytes are not `text`'s length."""
+        cdef Py_ssize_t n_bytes, at = 0, chars = 0, start, end, length, i
+        cdef Rank token
         cdef const uint8_t* data = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n_bytes)
         cdef MergeTable table = self.table
-        cdef list offsets = PyList_New(0)
-        for i in range(PyList_GET_SIZE(ids)):
-            token = self._check_id(<object>PyList_GET_ITEM(ids, i))
+        cdef bint ascii = PyUnicode_IS_ASCII(text)     # then a byte is a character: no walk over the bytes
+        result.reserve(result.size() + 2 * count)
+        for i in range(count):
+            token = ids[i]
             if token <= table.max_rank and table.token_len[token] >= 0:
                 length = table.token_len[token]
             else:
                 length = PyBytes_GET_SIZE(self._special_token_bytes(token))
             if length <= 0 or at + length > n_bytes:
                 raise ValueError("the ids are not this text's: their bytes run past its end")
+            if ascii:
+                result.push_back(at)
+                at += length
+                result.push_back(at)
+                continue
             start = chars - 1 + ((data[at] & 0xC0) != 0x80)
             end = at + length
             while at < end:
                 chars += (data[at] & 0xC0) != 0x80
                 at += 1
-            offsets.append((start, chars))
+            result.push_back(start)
+            result.push_back(chars)
         if at != n_bytes:
             raise ValueError("the ids are not this text's: their bytes end before it does")
-        return offsets
+        return 0
+
+    def char_offsets(self, list ids not None, str text not None):
+        """For each of `ids` (the encoding of `text`), the characters of `text` its bytes come from: a list of
+        (start, end) (see `_char_offsets_into`)."""
+        cdef vector[Rank] checked
+        cdef vector[int64_t] offsets
+        cdef Py_ssize_t i
+        checked.reserve(PyList_GET_SIZE(ids))
+        for i in range(PyList_GET_SIZE(ids)):
+            checked.push_back(<Rank>self._check_id(<object>PyList_GET_ITEM(ids, i)))
+        self._char_offsets_into(checked.data(), checked.size(), text, offsets)
+        return [(offsets[2 * i], offsets[2 * i + 1]) for i in range(<Py_ssize_t>checked.size())]
+
+    def encode_with_offsets_to_numpy(self, pretokenizer, special_split, str text not None,
+                                     tuple deferred_check=None):
+        """`encode_to_numpy`'s ids and an (n, 2) int64 array of their character offsets (`char_offsets`)."""
+        cdef vector[Rank] out
+        cdef vector[int64_t] offsets
+        self._encode_into(pretokenizer, special_split, text, out, deferred_check)
+        self._char_offsets_into(out.data(), out.size(), text, offsets)
+        spans = _array_from(offsets.data(), offsets.size(), sizeof(int64_t), "int64").reshape(-1, 2)
+        return _to_numpy(out), spans
 
     def decode_single_token_bytes(self, token):
         cdef Py_ssize_t checked = self._check_id(token)

@@ -298,6 +298,29 @@ class Encoding:
             return ids, [(index[start], index[end]) for start, end in
                          self._core.char_offsets(ids, replace_surrogates(text))]
 
+    def encode_with_offsets_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """`encode_with_offsets` as numpy arrays: the uint32 ids and an (n, 2) int64 array of (start, end)."""
+        if text.__class__ is not str:
+            text = _check_text(text)
+        if self._normalize_text is not None:
+            text = self._normalize_text(text)
+        special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
+        try:
+            return self._core.encode_with_offsets_to_numpy(self._pretokenize, special_split, text, deferred_check)
+        except UnicodeEncodeError:      # surrogates: offsets of the repaired text, mapped back to `text`
+            import numpy as np
+
+            _run_deferred_check(deferred_check, text)
+            ids, spans = self._core.encode_with_offsets_to_numpy(self._pretokenize, special_split,
+                                                                  replace_surrogates(text))
+            return ids, np.array(_surrogate_pair_starts(text) + [len(text)], np.int64)[spans]
+
     def count_ordinary(self, text: str) -> int:
         """``len(encode_ordinary(text))``, without building the list."""
         return self.count(text, disallowed_special=())
