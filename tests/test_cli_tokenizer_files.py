@@ -121,9 +121,13 @@ def test_contradicting_options_are_usage_errors(small_jsonl, args, message):  # 
     assert message in result.stderr.decode()
 
 
-def test_eot_needs_an_end_of_text_token_that_tekken_does_not_name_so(tmp_path, small_jsonl, capsys):  # noqa: F811
-    # Tekken's end of sequence is </s>; `--eot` appends <|endoftext|> (Encoding.eot_token), which it lacks.
+def test_eot_is_the_models_own_end_of_text_tekkens_end_of_sequence(tmp_path, small_jsonl):  # noqa: F811
+    # Tekken has no <|endoftext|>: its documents end with </s> (and begin with <s>), as mistral-common's
+    # encode(bos=True, eos=True) puts them.
     assert cli.main(["encode", str(small_jsonl), "--tokenizer", tekken_file(), "-o", str(tmp_path / "t"), "--eot",
-                     "-q"]) == 1
-    assert "has no <|endoftext|> token" in capsys.readouterr().err
-    assert not list(Path(tmp_path).iterdir())
+                     "--bos-token", "<s>", "-q"]) == 0
+    enc = bytebpe.load_tokenizer(tekken_file())
+    output = bytebpe.load_token_files(tmp_path / "t")
+    first = output.tokens[output.offsets[0]:output.offsets[1]].tolist()
+    assert first[0] == enc.encode_single_token("<s>") and first[-1] == enc.encode_single_token("</s>")
+    assert first[1:-1] == enc.encode_ordinary(texts_of(small_jsonl)[0])

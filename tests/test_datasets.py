@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -286,12 +288,60 @@ def test_eot_with_an_encoding_that_has_none_fails_before_work(tmp_path):
     enc = bytebpe.Encoding("bytes_only", pat_str=r"\S+|\s+",
                            mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})
     (tmp_path / "ok.jsonl").write_text('{"text": "ab"}\n')
-    with pytest.raises(ValueError, match="no <\\|endoftext\\|> token"):
+    with pytest.raises(ValueError, match="has none of the usual eot tokens .*name one .*it has none"):
         bytebpe.encode_files(tmp_path / "ok.jsonl", encoding=enc, output=tmp_path / "o", eot=True)
+    assert not (tmp_path / "o.tokens.npy").exists()
     # Without eot, any Encoding object works, and a 256-id vocabulary is uint16.
     bytebpe.encode_files(tmp_path / "ok.jsonl", encoding=enc, output=tmp_path / "o")
     assert load_output(tmp_path / "o")[0].tolist() == [97, 98]
     assert load_output(tmp_path / "o")[0].dtype == np.uint16
+
+
+def sentencepiece_style(specials: dict[str, int]) -> bytebpe.Encoding:
+    """Byte tokens only, and the given special tokens (as Mistral's or Llama's files name them)."""
+    return bytebpe.Encoding("sp_style", pat_str=r"\S+|\s+", mergeable_ranks={bytes([b]): b for b in range(256)},
+                            special_tokens=specials)
+
+
+@pytest.mark.parametrize("specials, eot, bos", [
+    ({"<s>": 256, "</s>": 257}, 257, 256),                                         # Mistral, SentencePiece
+    ({"<|begin_of_text|>": 256, "<|end_of_text|>": 257, "<|eot_id|>": 258}, 257, 256),     # Llama 3
+    ({"<|endoftext|>": 256, "<|im_end|>": 257}, 256, None),                        # Qwen
+    ({"<｜begin▁of▁sentence｜>": 256, "<｜end▁of▁sentence｜>": 257}, 257, 256),   # DeepSeek
+])
+def test_eot_and_bos_take_the_models_own_document_tokens(tmp_path, specials, eot, bos):
+    (tmp_path / "in.jsonl").write_text('{"text": "ab"}\n{"text": ""}\n{"text": "c"}\n')
+    enc = sentencepiece_style(specials)
+    bytebpe.encode_files(tmp_path / "in.jsonl", encoding=enc, output=tmp_path / "e", eot=True)
+    tokens, offsets = load_output(tmp_path / "e")
+    assert tokens.tolist() == [97, 98, eot, eot, 99, eot] and offsets.tolist() == [0, 3, 4, 6]
+    if bos is None:
+        with pytest.raises(ValueError, match="none of the usual bos tokens"):
+            bytebpe.encode_files(tmp_path / "in.jsonl", encoding=enc, output=tmp_path / "b", bos=True)
+        return
+    summary = bytebpe.encode_files(tmp_path / "in.jsonl", encoding=enc, output=tmp_path / "b", bos=True, eot=True)
+    tokens, offsets = load_output(tmp_path / "b")
+    assert tokens.tolist() == [bos, 97, 98, eot, bos, eot, bos, 99, eot] and offsets.tolist() == [0, 4, 6, 9]
+    meta = bytebpe.load_token_files(tmp_path / "b").meta
+    assert meta.eot_token == eot and meta.extra["bos_token"] == bos and summary.tokens == 9
+
+
+def test_eot_and_bos_named_by_text_or_id_and_refused_clearly(tmp_path):
+    (tmp_path / "in.jsonl").write_text('{"text": "ab"}\n')
+    enc = bytebpe.get_encoding("cl100k_base")
+    for eot, expected in [("<|fim_prefix|>", 100258), (100276, 100276), ("ab", 370)]:
+        bytebpe.encode_files(tmp_path / "in.jsonl", encoding=enc, output=tmp_path / "o", eot=eot)
+        assert load_output(tmp_path / "o")[0].tolist() == [370, expected]
+    for bad, error, message in [("<|nothing|>", ValueError, "is not one token"), (10**9, ValueError, "not a token"),
+                                (2.5, TypeError, "eot must be")]:
+        with pytest.raises(error, match=message):
+            bytebpe.encode_files(tmp_path / "in.jsonl", encoding=enc, output=tmp_path / "x", eot=bad)
+    assert not (tmp_path / "x.tokens.npy").exists()
+    result = subprocess.run([sys.executable, "-m", "bytebpe", "encode", str(tmp_path / "in.jsonl"), "-o",
+                             str(tmp_path / "c"), "--encoding", "cl100k_base", "--eot-token", "<|fim_suffix|>",
+                             "--bos-token", "100258", "-q"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert load_output(tmp_path / "c")[0].tolist() == [100258, 370, 100260]
 
 
 # ==== failures and interrupts mid-run ==============================================================

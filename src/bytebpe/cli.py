@@ -98,13 +98,21 @@ def _encode(args: argparse.Namespace) -> int:
         raise CommandError("--address is for --engine ray")
     enc = _encoding_of(args)
     summary = datasets.encode_files(
-        args.inputs, encoding=enc, output=args.output, eot=args.eot, workers=args.workers, format=args.format,
+        args.inputs, encoding=enc, output=args.output, eot=_document_token(args.eot_token, args.eot),
+        bos=_document_token(args.bos_token, False), workers=args.workers, format=args.format,
         progress=not args.quiet, fsync=args.fsync, val_fraction=args.val_fraction, seed=args.seed,
         shard_tokens=args.shard_tokens, engine=args.engine, ray_address=args.address, **_read_options(args))
     if args.quiet:
         _warn(summary.losses())
     _say(summary.describe(), args)
     return 0
+
+
+def _document_token(given: str | None, flag: bool) -> bool | str | int:
+    """--eot-token / --bos-token as encode_files takes it: a number is an id, anything else a token's text."""
+    if given is None:
+        return flag
+    return int(given) if given.isdigit() else given
 
 
 def _count(args: argparse.Namespace) -> int:
@@ -648,7 +656,13 @@ def _parser() -> argparse.ArgumentParser:
     encode.add_argument("--output", "-o", required=True, metavar="PREFIX",
                         help="writes PREFIX.tokens.npy (or PREFIX.bin), PREFIX.offsets.npy and PREFIX.meta.json; "
                              "a trailing .tokens.npy/.npy (or .bin with --format bin) is dropped from PREFIX")
-    encode.add_argument("--eot", action="store_true", help="end every document with the end-of-text id")
+    encode.add_argument("--eot", action="store_true",
+                        help="end every document with the encoding's end-of-text token (<|endoftext|>, Llama 3's "
+                             "<|end_of_text|>, Mistral's </s>, DeepSeek's: the first it has)")
+    encode.add_argument("--eot-token", metavar="TOKEN|ID", default=None,
+                        help="end every document with this token (its text, e.g. '<|im_end|>', or its id)")
+    encode.add_argument("--bos-token", metavar="TOKEN|ID", default=None,
+                        help="begin every document with this token (its text, e.g. '<|begin_of_text|>', or its id)")
     _add_special_tokens_argument(encode)
     encode.add_argument("--format", choices=["npy", "bin"], default="npy",
                         help="npy (default) or bin: nanoGPT-style raw PREFIX.bin")

@@ -42,6 +42,8 @@ __all__ = [
     "Encoded",
     "FileStats",
     "append_eot",
+    "document_token_id",
+    "wrap_documents",
     "count_files",
     "encode_files",
     "eot_id_of",
@@ -171,7 +173,8 @@ def encode_files(
     output: PathLike,
     field: str = "text",
     lines: bool = False,
-    eot: bool = False,
+    eot: bool | str | int = False,
+    bos: bool | str | int = False,
     workers: int | None = None,
     format: Format = "npy",
     skip_bad: bool = False,
@@ -197,7 +200,10 @@ def encode_files(
     Bad UTF-8 is an error, or with ``errors="replace"`` U+FFFD, counted in the summary. The tokens array holds every
     document's ids in input order — uint16 when the vocabulary fits, else uint32 — and offsets (int64,
     documents + 1) bound document i as ``tokens[offsets[i]:offsets[i + 1]]``. Special-token text in the
-    documents is encoded as ordinary text; ``eot=True`` appends the end-of-text id to each document.
+    documents is encoded as ordinary text; ``eot=True`` appends the encoding's end-of-text id to each document
+    (the first of END_OF_TEXT_TOKENS it has: <|endoftext|>, Llama 3's <|end_of_text|>, Mistral's </s>,
+    DeepSeek's), ``eot="<|im_end|>"`` or an id appends that token; `bos` likewise puts one before each
+    document (BEGIN_OF_TEXT_TOKENS).
     ``format="bin"`` writes nanoGPT's raw ``PREFIX.bin`` instead of the tokens `.npy`. `output` is the
     prefix, or the name of one of the files (``val.bin`` with format "bin"; see `output_prefix`); a folder is
     a ValueError. The metadata records the encoding's name and vocabulary sha256, the counts, the inputs
@@ -242,7 +248,7 @@ def encode_files(
                                    default_workers=engine == "local")
     if engine == "ray" and any(file.is_stdin for file in files):
         raise ValueError("engine 'ray' reads files on the cluster's nodes: standard input cannot be one")
-    eot_id = eot_id_of(enc) if eot else None
+    eot_id, bos_id = document_token_id(enc, eot, "eot"), document_token_id(enc, bos, "bos")
     dtype = token_dtype(enc.max_token_value)
     names = [prefix] if val_fraction is None else [f"{prefix}.train", f"{prefix}.val"]
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
@@ -267,7 +273,7 @@ def encode_files(
                 part = select_documents(batch, keep)
                 output_set.write(part.ids, part.offsets, part.sizes, part.doc_file)
 
-        _run(files, enc, summary, write, field=field, lines=lines, eot_id=eot_id, workers=workers,
+        _run(files, enc, summary, write, field=field, lines=lines, eot_id=eot_id, bos_id=bos_id, workers=workers,
              skip_bad=skip_bad, errors=errors, progress=progress, batch_bytes=batch_bytes, desc="encode",
              engine=engine, ray_address=ray_address)
         # Before anything is committed: a file truncated or rewritten during the run would leave a dataset
@@ -276,7 +282,8 @@ def encode_files(
         for name, output_set in zip(("train", "val"), sets):
             split = {} if val_fraction is None else {"split": name, "val_fraction": val_fraction, "seed": seed}
             meta_for = functools.partial(_meta, files=files, summary=summary, enc=enc, sha256=sha256,
-                                         format=format, eot_id=eot_id, field=field, lines=lines, split=split)
+                                         format=format, eot_id=eot_id, field=field, lines=lines,
+                                         split=split if bos_id is None else {**split, "bos_token": bos_id})
             output_set.finish(meta_for)
         # All sets together, each one's sidecars (and index) last: once one is there, so are its arrays.
         commit_together(*(writer for output_set in sets for writer in output_set.writers))
@@ -422,12 +429,48 @@ def _prepare(
     return files, enc, workers
 
 
+# The special tokens that end (begin) a document, in the order ``eot=True`` (``bos=True``) looks for them:
+# tiktoken's and Qwen's <|endoftext|>, Llama 3's, Mistral's and most SentencePiece-born files', DeepSeek's.
+END_OF_TEXT_TOKENS = ("<|endoftext|>", "<|end_of_text|>", "</s>", "<｜end▁of▁sentence｜>")
+BEGIN_OF_TEXT_TOKENS = ("<|begin_of_text|>", "<s>", "<｜begin▁of▁sentence｜>", "<|startoftext|>")
+
+
+def document_token_id(enc: Encoding, token: bool | str | int | None, what: str = "eot") -> int | None:
+    """The id that `eot` (or, with ``what="bos"``, `bos`) asks for: None for False/None; for True the
+    encoding's first special token of END_OF_TEXT_TOKENS (BEGIN_OF_TEXT_TOKENS); for a str, that token (any
+    text that is one token); for an int, that id, checked to be one. ValueError / TypeError otherwise, naming
+    what the encoding has."""
+    if token is None or token is False:
+        return None
+    usual = END_OF_TEXT_TOKENS if what == "eot" else BEGIN_OF_TEXT_TOKENS
+    if token is True:
+        for name in usual:
+            if name in enc.special_tokens_set:
+                return enc.encode_single_token(name)
+        specials = sorted(enc.special_tokens_set)
+        raise ValueError(f"encoding {enc.name!r} has none of the usual {what} tokens ({', '.join(usual)}): name "
+                         f"one ({what}_token=... or --{what}-token), e.g. one of its special tokens "
+                         f"{', '.join(specials[:8]) or '(it has none)'}{' ...' if len(specials) > 8 else ''}")
+    if isinstance(token, str):
+        try:
+            return enc.encode_single_token(token)
+        except KeyError:
+            raise ValueError(f"{what} token {token!r} is not one token of encoding {enc.name!r}") from None
+    if isinstance(token, int):
+        try:
+            enc.decode_single_token_bytes(token)
+        except (KeyError, ValueError, OverflowError):
+            raise ValueError(f"{what} token id {token} is not a token of encoding {enc.name!r} "
+                             f"(ids 0..{enc.n_vocab - 1})") from None
+        return token
+    raise TypeError(f"{what} must be True/False, a token's text or its id, got {type(token).__name__}")
+
+
 def eot_id_of(enc: Encoding) -> int:
-    """The end-of-text id that ``eot=True`` appends, or a ValueError when `enc` has none."""
-    try:
-        return enc.eot_token
-    except KeyError:
-        raise ValueError(f"encoding {enc.name!r} has no <|endoftext|> token, so eot cannot be added") from None
+    """The end-of-text id that ``eot=True`` appends (`document_token_id`), or a ValueError when `enc` has none."""
+    found = document_token_id(enc, True, "eot")
+    assert found is not None
+    return found
 
 
 def _run(
@@ -447,6 +490,7 @@ def _run(
     desc: str,
     engine: Engine = "local",
     ray_address: str | None = None,
+    bos_id: int | None = None,
 ) -> None:
     """Read, encode (and `write`) every batch, filling `summary`; the reader is always stopped."""
     summary.files = [FileStats(file.path) for file in files]
@@ -469,8 +513,8 @@ def _run(
         if len(summary.replaced_examples) < SKIPPED_EXAMPLES:
             summary.replaced_examples.append(str(notice))
 
-    options = dict(field=field, lines=lines, eot_id=eot_id, workers=workers, skip_bad=skip_bad, errors=errors,
-                   on_skip=on_skip, on_replace=on_replace, batch_bytes=batch_bytes)
+    options = dict(field=field, lines=lines, eot_id=eot_id, bos_id=bos_id, workers=workers, skip_bad=skip_bad,
+                   errors=errors, on_skip=on_skip, on_replace=on_replace, batch_bytes=batch_bytes)
     if engine == "local":
         batches = _encode_locally(files, enc, **options)    # type: ignore[arg-type]
     else:
@@ -496,7 +540,8 @@ def _run(
 
 
 def _encode_locally(
-    files: list[InputFile], enc: Encoding, *, field: str, lines: bool, eot_id: int | None, workers: int,
+    files: list[InputFile], enc: Encoding, *, field: str, lines: bool, eot_id: int | None, bos_id: int | None,
+    workers: int,
     skip_bad: bool, errors: str, on_skip: Callable[[int, BadDocumentError], None],
     on_replace: Callable[[BadDocumentError, int], None], batch_bytes: int,
 ) -> Iterator[Encoded]:
@@ -510,8 +555,8 @@ def _encode_locally(
             # Free the text before the ids are copied (eot) and written: one huge document then peaks at its
             # text plus its ids, not plus two copies of them (50 MB of "a" with --eot: 2.01x -> 1.5x).
             batch.texts = []
-            if eot_id is not None:
-                ids, offsets = append_eot(ids, offsets, eot_id)
+            if eot_id is not None or bos_id is not None:
+                ids, offsets = wrap_documents(ids, offsets, bos_id, eot_id)
             doc_file = np.repeat(np.array([run[0] for run in batch.file_runs], np.intp),
                                  [run[1] for run in batch.file_runs])
             yield Encoded(ids, offsets, np.asarray(batch.sizes, np.int64), doc_file, batch.read_position)
@@ -537,6 +582,22 @@ def _tally(summary: EncodeSummary, batch: Encoded) -> None:
 def _utf8_length(text: str) -> int:
     # isascii() reads a flag of the str object: no scan, and most documents of most corpora are ASCII.
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def wrap_documents(
+    ids: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64], bos_id: int | None, eot_id: int | None
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Each document's ids after `bos_id` and before `eot_id` (either None: not added), inside its span.
+
+    >>> wrap_documents(np.array([5, 6, 7], np.uint32), np.array([0, 2, 2, 3]), 1, 9)
+    (array([1, 5, 6, 9, 1, 9, 1, 7, 9], dtype=uint32), array([0, 4, 6, 9]))
+    """
+    if eot_id is not None:
+        ids, offsets = append_eot(ids, offsets, eot_id)
+    if bos_id is not None:
+        n_docs = len(offsets) - 1
+        ids, offsets = np.insert(ids, offsets[:-1], np.uint32(bos_id)), offsets + np.arange(n_docs + 1)
+    return ids, offsets
 
 
 def append_eot(

@@ -92,6 +92,7 @@ class _TokenizeBatch:
         self.encoding = encoding
         self.column, self.output_column = column, output_column
         self.eot_id, self.allowed_special, self.num_threads = eot_id, allowed_special, num_threads
+        self.bos_id: int | None = None      # (encode_input_files sets it; tokenize and write_token_files: none)
         self.keep_input, self.count_bytes, self.drop_text = keep_input, count_bytes, drop_text
         value_type = pa.uint16() if encoding.max_token_value < 2**16 else pa.uint32()
         self.list_type, self.value_dtype = pa.list_(value_type), value_type.to_pandas_dtype()
@@ -111,10 +112,10 @@ class _TokenizeBatch:
         # unless allowed_special names tokens to encode as themselves.
         ids, offsets = self.encoding.encode_batch_to_numpy(
             texts, num_threads=self.num_threads, allowed_special=self.allowed_special, disallowed_special=())
-        if self.eot_id is not None:
-            from .datasets import append_eot
+        if self.eot_id is not None or self.bos_id is not None:
+            from .datasets import wrap_documents
 
-            ids, offsets = append_eot(ids, offsets, self.eot_id)
+            ids, offsets = wrap_documents(ids, offsets, self.bos_id, self.eot_id)
         if offsets[-1] >= 2**31:
             raise ValueError("bytebpe.ray.tokenize: a batch holds 2**31 tokens or more; use a smaller batch_size")
         tokens = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)),
@@ -352,6 +353,7 @@ def encode_input_files(
     on_skip: Any,
     on_replace: Any,
     batch_bytes: int,
+    bos_id: int | None = None,
 ) -> Iterator[Any]:
     """The Ray engine of `encode_files` (``engine="ray"``): `datasets.Encoded` batches, in input order.
 
@@ -387,7 +389,7 @@ def encode_input_files(
         # loads it once (the registry's cache); `workers` caps the tasks running at once.
         tokenizer = _TokenizeBatch(**_worker_kwargs(enc, "text", "tokens", False, frozenset(), 1, keep_input=True,
                                                     count_bytes=True, drop_text=True))
-        tokenizer.eot_id = eot_id
+        tokenizer.eot_id, tokenizer.bos_id = eot_id, bos_id
         ds = ray.data.read_datasource(_input_files_datasource(files, options, batch_bytes), concurrency=workers)
         tokenized = ds.map_batches(_tokenize_in_task, fn_kwargs={"tokenizer": tokenizer}, batch_format="pyarrow",
                                    batch_size=None)
