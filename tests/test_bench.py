@@ -144,6 +144,30 @@ def test_a_caching_peer_times_a_fresh_instance_that_has_seen_only_other_text(mon
     assert "keeps a piece cache across calls" in capsys.readouterr().out
 
 
+def test_bytebpe_too_times_text_it_has_not_seen_its_cache_emptied_and_primed_on_other_text(monkeypatch, capsys):
+    events: list[str] = []
+    real_encode, real_reset = bytebpe.Encoding.encode_ordinary, bytebpe.Encoding.set_piece_cache_bytes
+
+    def encode_ordinary(self, text, **options):
+        events.append(text)
+        return real_encode(self, text, **options)
+
+    def set_piece_cache_bytes(self, max_bytes):
+        events.append("<emptied>")
+        return real_reset(self, max_bytes)
+
+    monkeypatch.setattr(bench, "PEER_BUILDERS", {})
+    monkeypatch.setattr(bytebpe.Encoding, "encode_ordinary", encode_ordinary)
+    monkeypatch.setattr(bytebpe.Encoding, "set_piece_cache_bytes", set_piece_cache_bytes)
+    assert cli.main(["bench", "--repeat", "2", "--encoding", "gpt2"]) == 0
+    english = bench.SAMPLE_DIR.joinpath("english.txt").read_text(encoding="utf-8")
+    # The one-text row of english.txt: the id check, then per timed run the cache emptied, the other files, the
+    # text itself.
+    runs = " ".join("E" if event == english else "X" if event == "<emptied>" else "o" for event in events)
+    assert runs.startswith("E X o o E X o o E")
+    assert "never on the text timed" in capsys.readouterr().out
+
+
 # ==== benchmarks/bench_encode.py: the peers sections (9-11) =========================================
 
 BENCH_ENCODE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_encode.py"

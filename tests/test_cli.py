@@ -510,8 +510,9 @@ def test_bench_prints_a_side_by_side_table(small_jsonl, tiktoken_cache):
                  env_extra={"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)})
     assert result.returncode == 0, result.stderr.decode()
     lines = result.stdout.decode().splitlines()
-    assert lines[1] == "input: 1 file(s) given"
-    header, loop_row, batch_row = lines[2:5]
+    assert lines[1].startswith("conditions: before each timed run every library's cache is emptied")
+    assert lines[2] == "input: 1 file(s) given"
+    header, loop_row, batch_row = lines[3:6]
     assert header.split()[:5] == ["text", "how", "MB", "bytebpe", "tiktoken"]
     assert loop_row.startswith(f"{small_jsonl.name}  40 texts, 1 thread") and "×" in loop_row
     assert batch_row.startswith(f"{small_jsonl.name}  40 docs, ") and "×" in batch_row

@@ -166,7 +166,8 @@ def bench_texts(name: str, texts: list[str], enc: Encoding, peers: list[Peer], *
     """Two rows for one input's documents: encode_ordinary on each (one thread), and encode_ordinary_batch on
     `workers` threads (a single long text is first cut into ~4 KB documents). Best of `repeat`, each library
     taking turns so that load from other processes hits them alike. Appends a note for each peer left out.
-    `priming`: other text that a fresh instance of a caching peer encodes before each timed run (Peer.fresh)."""
+    `priming`: other text that each library encodes before each timed run, its cache emptied first (bytebpe's
+    piece cache; a fresh instance of a caching peer, Peer.fresh): none is timed on text it has seen."""
     batch = texts if len(texts) > 1 else cut_documents(texts[0]) if texts else []
     ways = [
         (f"{len(texts):,} text{'s' if len(texts) != 1 else ''}, 1 thread", texts,
@@ -191,7 +192,13 @@ def bench_texts(name: str, texts: list[str], enc: Encoding, peers: list[Peer], *
         for _ in range(repeat):
             for label, job in jobs.items():
                 peer = next((peer for peer in peers if peer.label == label), None)
-                if peer is not None and peer.fresh is not None:
+                if peer is None:
+                    # bytebpe too times text it has not seen: its piece cache emptied (the id check above and
+                    # earlier runs filled it with this very text), then primed as the peers are.
+                    enc.set_piece_cache_bytes(enc.piece_cache_info().max_bytes)
+                    for text in priming:
+                        enc.encode_ordinary(text)
+                elif peer.fresh is not None:
                     encoding = peer.fresh()
                     for text in priming:
                         _try_encode(encoding, text)

@@ -355,10 +355,10 @@ def _bench(args: argparse.Namespace) -> int:
     texts_of = {file.path: [text for text, _line in file.documents(field=args.field, lines=args.lines,
                                                                    errors=args.errors)]
                 for file in files}
-    if any(peer.fresh for peer in peers):
-        # What a caching peer encodes before each timed run: every other input, and the sample corpus.
-        for path in bench.sample_files():
-            texts_of.setdefault(path, [path.read_text(encoding="utf-8")])
+    # What each library encodes before each timed run, after its cache is emptied (bytebpe's piece cache, a new
+    # gigatoken instance): every other input, and the sample corpus. No library is timed on text it has seen.
+    for path in bench.sample_files():
+        texts_of.setdefault(path, [path.read_text(encoding="utf-8")])
     rows = []
     for file in files:
         priming = [text for path, texts in texts_of.items() if path != file.path for text in texts]
@@ -377,6 +377,8 @@ def _bench(args: argparse.Namespace) -> int:
     labels = [peer.label for peer in peers]
     print(f"bytebpe {__version__} vs {', '.join(labels) or 'no peer (none installed)'}: {enc.name}, "
           f"best of {args.repeat}, MB/s of UTF-8 text; × = bytebpe's speed ÷ the peer's (ids checked equal first)")
+    print("conditions: before each timed run every library's cache is emptied (bytebpe's piece cache, a new "
+          "gigatoken) and primed on the other inputs and the sample corpus, never on the text timed")
     print(f"input: {source}")
     header = ["text", "how", "MB", "bytebpe"]
     for label in labels:
