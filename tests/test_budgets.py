@@ -141,6 +141,30 @@ def test_a_bad_budget_is_refused(enc, bad, error):
         enc.encode("hello", max_tokens=bad)
 
 
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("max_tokens", [0, 1, 17, 5000])
+def test_a_padded_batch_holds_each_documents_ids_cut_to_the_budget_on_its_side(enc, corpus_dir, side, max_tokens):
+    texts = corpus_texts(corpus_dir)[::7] + ["", "x", "hello world"]
+    batch, lengths = enc.encode_batch_padded(texts, max_tokens=max_tokens, pad_id=7, side=side, num_threads=2)
+    whole = enc.encode_batch(texts)
+    width = min(max(len(ids) for ids in whole), max_tokens)
+    assert batch.dtype == "uint32" and lengths.dtype == "int64" and batch.shape == (len(texts), width)
+    for row, lengths_kept, ids in zip(batch.tolist(), lengths.tolist(), whole):
+        kept = ids[:max_tokens] if side == "right" else ids[max(0, len(ids) - max_tokens):]
+        pad = [7] * (width - len(kept))
+        assert lengths_kept == len(kept) and row == (kept + pad if side == "right" else pad + kept)
+
+
+def test_a_padded_batch_refuses_bad_arguments(enc):
+    for options, error in [({"max_tokens": -1, "pad_id": 0}, ValueError), ({"max_tokens": 4, "pad_id": -1}, ValueError),
+                           ({"max_tokens": 4, "pad_id": 0, "side": "middle"}, ValueError),
+                           ({"max_tokens": 4.0, "pad_id": 0}, TypeError)]:
+        with pytest.raises(error):
+            enc.encode_batch_padded(["a"], **options)
+    batch, lengths = enc.encode_batch_padded([], max_tokens=4, pad_id=0)
+    assert batch.shape == (0, 0) and lengths.shape == (0,)
+
+
 # ---- decode_stream ----------------------------------------------------------------------------------------------
 
 CL100K = bytebpe.get_encoding("cl100k_base")

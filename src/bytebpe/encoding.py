@@ -412,6 +412,45 @@ class Encoding:
             base += len(part_ids)
         return ids, np.concatenate(offsets)
 
+    def encode_batch_padded(
+        self,
+        text: Sequence[str],
+        *,
+        max_tokens: int,
+        pad_id: int,
+        side: Literal["right", "left"] = "right",
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """A model's input batch: ``(ids, lengths)``, `ids` a uint32 array of shape (len(text), L), L the longest
+        document's length up to `max_tokens`, each row a document's ids cut to `max_tokens` and filled with
+        `pad_id` (any int of 0..2**32-1, a token or not); `lengths` (int64) the ids kept per row. `side` "right"
+        keeps a document's first ids and pads after them; "left" keeps its last ids and pads before them (as HF's
+        ``truncation_side`` and ``padding_side``)."""
+        import numpy as np
+
+        max_tokens = _checked_max_tokens(max_tokens)
+        if not isinstance(pad_id, int) or isinstance(pad_id, bool) or not 0 <= pad_id < 2**32:
+            raise ValueError(f"pad_id must be an int of 0..2**32-1, got {pad_id!r}")
+        if side not in ("right", "left"):
+            raise ValueError(f'side must be "right" or "left", got {side!r}')
+        ids, offsets = self.encode_batch_to_numpy(text, num_threads=num_threads, allowed_special=allowed_special,
+                                                  disallowed_special=disallowed_special)
+        lengths = np.minimum(np.diff(offsets), max_tokens)
+        width = int(lengths.max()) if len(lengths) else 0
+        batch = np.full((len(lengths), width), pad_id, np.uint32)
+        # Row r, column c takes ids[first[r] + c - skip[r]] where c falls in the kept span of the row.
+        columns = np.arange(width)
+        if side == "right":
+            first, kept = offsets[:-1], columns[None, :] < lengths[:, None]
+            source = first[:, None] + columns[None, :]
+        else:
+            first, kept = offsets[1:] - lengths, columns[None, :] >= (width - lengths)[:, None]
+            source = first[:, None] + columns[None, :] - (width - lengths)[:, None]
+        batch[kept] = ids[source[kept]]
+        return batch, lengths.astype(np.int64)
+
     def _encode_chunk(
         self,
         special_split: Any,
