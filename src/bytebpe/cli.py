@@ -108,6 +108,10 @@ def _encode(args: argparse.Namespace) -> int:
     return 0
 
 
+# Below this much text the batch rows of `bytebpe bench` time thread start-up more than encoding.
+SMALL_FOR_THREADS_MB = 0.5
+
+
 def _document_token(given: str | None, flag: bool) -> bool | str | int:
     """--eot-token / --bos-token as encode_files takes it: a number is an id, anything else a token's text."""
     if given is None:
@@ -396,6 +400,11 @@ def _bench(args: argparse.Namespace) -> int:
                   f"that first encoded the other texts, so the timed text is new to it, as in a dataset job")
     for note in notes:
         print(f"note: {note}")
+    if workers > 1 and any(row.megabytes < SMALL_FOR_THREADS_MB for row in rows):
+        # A few milliseconds of work: starting the pool's threads and handing them the documents cost about as
+        # much as the second thread saves, so the batch rows can run no faster than one thread there.
+        print(f"note: inputs under {SMALL_FOR_THREADS_MB} MB take a few milliseconds: {workers} threads cannot pay "
+              "for their start there; give larger files to measure how the batch rows scale")
     return 0
 
 
