@@ -141,6 +141,16 @@ def test_a_bad_budget_is_refused(enc, bad, error):
         enc.encode("hello", max_tokens=bad)
 
 
+def test_batches_cut_each_documents_ids(enc, corpus_dir):
+    texts = corpus_texts(corpus_dir)[::5] + ["", "x"]
+    for n in (0, 3, 100):
+        assert enc.encode_batch(texts, max_tokens=n) == [ids[:n] for ids in enc.encode_batch(texts)]
+        assert enc.encode_ordinary_batch(texts, max_tokens=n, num_threads=2) \
+            == [ids[:n] for ids in enc.encode_ordinary_batch(texts)]
+    with pytest.raises(ValueError, match="max_tokens"):
+        enc.encode_batch(texts, max_tokens=-2)
+
+
 @pytest.mark.parametrize("side", ["right", "left"])
 @pytest.mark.parametrize("max_tokens", [0, 1, 17, 5000])
 def test_a_padded_batch_holds_each_documents_ids_cut_to_the_budget_on_its_side(enc, corpus_dir, side, max_tokens):

@@ -365,11 +365,13 @@ class Encoding:
         skipped = frozenset(self._special_tokens.values()) if skip_special_tokens else None
         return _core.DecodeStream(self._core, errors, skipped)
 
-    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
-        """`encode_ordinary` of each text, on up to `num_threads` threads of a shared pool; results in order."""
+    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8,
+                              max_tokens: int | None = None) -> list[list[int]]:
+        """`encode_ordinary` of each text, on up to `num_threads` threads of a shared pool; results in order.
+        `max_tokens`: each text's first ids only (each is encoded whole, then cut)."""
         texts = _check_texts(text)
-        return _flatten(batching.map_chunks(
-            functools.partial(self._encode_chunk, self._ordinary_split), texts, num_threads))
+        return _cut_each(_flatten(batching.map_chunks(
+            functools.partial(self._encode_chunk, self._ordinary_split), texts, num_threads)), max_tokens)
 
     def encode_batch(
         self,
@@ -378,11 +380,14 @@ class Encoding:
         num_threads: int = 8,
         allowed_special: AllowedSpecial = set(),  # noqa: B006
         disallowed_special: DisallowedSpecial = "all",
+        max_tokens: int | None = None,
     ) -> list[list[int]]:
-        """`encode` of each text, on up to `num_threads` threads of a shared pool; results in order."""
+        """`encode` of each text, on up to `num_threads` threads of a shared pool; results in order.
+        `max_tokens`: each text's first ids only (each is encoded whole, then cut)."""
         texts, special_split, deferred_check = self._checked_batch(text, allowed_special, disallowed_special)
-        return _flatten(batching.map_chunks(
-            functools.partial(self._encode_chunk, special_split, deferred_check=deferred_check), texts, num_threads))
+        return _cut_each(_flatten(batching.map_chunks(
+            functools.partial(self._encode_chunk, special_split, deferred_check=deferred_check), texts,
+            num_threads)), max_tokens)
 
     def encode_batch_to_numpy(
         self,
@@ -828,6 +833,13 @@ def _retry_repaired(encode: Callable[..., Any], pretokenize: Any, special_split:
     if isinstance(text, str):
         return encode(pretokenize, special_split, replace_surrogates(text), *args)
     return encode(pretokenize, special_split, [replace_surrogates(t) for t in text], *args)
+
+
+def _cut_each(lists: list[list[int]], max_tokens: int | None) -> list[list[int]]:
+    if max_tokens is None:
+        return lists
+    max_tokens = _checked_max_tokens(max_tokens)
+    return [ids if len(ids) <= max_tokens else ids[:max_tokens] for ids in lists]
 
 
 def _flatten(chunks: list[list[list[int]]]) -> list[list[int]]:
