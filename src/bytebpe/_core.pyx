@@ -1674,15 +1674,20 @@ cdef class CoreBPE:
         self._char_offsets_into(checked.data(), checked.size(), text, offsets)
         return [(offsets[2 * i], offsets[2 * i + 1]) for i in range(<Py_ssize_t>checked.size())]
 
-    def encode_with_offsets_to_numpy(self, pretokenizer, special_split, str text not None,
-                                     tuple deferred_check=None):
-        """`encode_to_numpy`'s ids and an (n, 2) int64 array of their character offsets (`char_offsets`)."""
+    def encode_with_offsets(self, pretokenizer, special_split, str text not None, tuple deferred_check=None,
+                            bint as_numpy=False):
+        """`encode`'s ids and their character offsets (`_char_offsets_into`): a list and a list of (start, end),
+        or with `as_numpy` a uint32 array and an (n, 2) int64 array."""
         cdef vector[Rank] out
         cdef vector[int64_t] offsets
+        cdef Py_ssize_t i
         self._encode_into(pretokenizer, special_split, text, out, deferred_check)
         self._char_offsets_into(out.data(), out.size(), text, offsets)
-        spans = _array_from(offsets.data(), offsets.size(), sizeof(int64_t), "int64").reshape(-1, 2)
-        return _to_numpy(out), spans
+        if as_numpy:
+            spans = _array_from(offsets.data(), offsets.size(), sizeof(int64_t), "int64").reshape(-1, 2)
+            return _to_numpy(out), spans
+        return (self._to_list(out, 0, out.size()),
+                [(offsets[2 * i], offsets[2 * i + 1]) for i in range(<Py_ssize_t>out.size())])
 
     def decode_single_token_bytes(self, token):
         cdef Py_ssize_t checked = self._check_id(token)

@@ -46,7 +46,6 @@ __all__ = [
     "wrap_documents",
     "count_files",
     "encode_files",
-    "eot_id_of",
     "iter_batches",
     "output_paths",
     "select_documents",
@@ -464,13 +463,6 @@ def document_token_id(enc: Encoding, token: bool | str | int | None, what: str =
                              f"(ids 0..{enc.n_vocab - 1})") from None
         return token
     raise TypeError(f"{what} must be True/False, a token's text or its id, got {type(token).__name__}")
-
-
-def eot_id_of(enc: Encoding) -> int:
-    """The end-of-text id that ``eot=True`` appends (`document_token_id`), or a ValueError when `enc` has none."""
-    found = document_token_id(enc, True, "eot")
-    assert found is not None
-    return found
 
 
 def _run(

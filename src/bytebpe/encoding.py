@@ -286,17 +286,7 @@ class Encoding:
         that split a character share its span). With a normalizer (NFC) the offsets index the normalized text,
         which is `text` itself when it is NFC already; a surrogate pair written as two code points is one
         character to the tokens, and its span covers both."""
-        if text.__class__ is not str:
-            text = _check_text(text)
-        if self._normalize_text is not None:
-            text = self._normalize_text(text)
-        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        try:
-            return ids, self._core.char_offsets(ids, text)
-        except UnicodeEncodeError:      # surrogates: the ids are those of the text repaired as encode repairs it
-            index = _surrogate_pair_starts(text) + [len(text)]
-            return ids, [(index[start], index[end]) for start, end in
-                         self._core.char_offsets(ids, replace_surrogates(text))]
+        return self._encode_with_offsets(text, allowed_special, disallowed_special, as_numpy=False)
 
     def encode_with_offsets_to_numpy(
         self,
@@ -306,20 +296,34 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
         """`encode_with_offsets` as numpy arrays: the uint32 ids and an (n, 2) int64 array of (start, end)."""
+        return self._encode_with_offsets(text, allowed_special, disallowed_special, as_numpy=True)
+
+    def _encode_with_offsets(self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial,
+                             as_numpy: bool) -> Any:
+        text, special_split, deferred_check = self._prepared(text, allowed_special, disallowed_special)
+        try:
+            return self._core.encode_with_offsets(self._pretokenize, special_split, text, deferred_check, as_numpy)
+        except UnicodeEncodeError:      # surrogates: offsets of the text repaired as encode repairs it, mapped back
+            _run_deferred_check(deferred_check, text)
+            ids, spans = self._core.encode_with_offsets(self._pretokenize, special_split, replace_surrogates(text),
+                                                        None, as_numpy)
+            index = _surrogate_pair_starts(text) + [len(text)]
+            if as_numpy:
+                import numpy as np
+
+                return ids, np.array(index, np.int64)[spans]
+            return ids, [(index[start], index[end]) for start, end in spans]
+
+    def _prepared(self, text: str, allowed_special: AllowedSpecial,
+                  disallowed_special: DisallowedSpecial) -> tuple[str, Any, tuple[bytes, Callable[[str], None]] | None]:
+        """The text as the core takes it (checked, normalized) and the policy's (special_split, deferred_check):
+        what every single-text method but the hot `encode`/`encode_to_numpy` (which write it out) begins with."""
         if text.__class__ is not str:
             text = _check_text(text)
         if self._normalize_text is not None:
             text = self._normalize_text(text)
         special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
-        try:
-            return self._core.encode_with_offsets_to_numpy(self._pretokenize, special_split, text, deferred_check)
-        except UnicodeEncodeError:      # surrogates: offsets of the repaired text, mapped back to `text`
-            import numpy as np
-
-            _run_deferred_check(deferred_check, text)
-            ids, spans = self._core.encode_with_offsets_to_numpy(self._pretokenize, special_split,
-                                                                  replace_surrogates(text))
-            return ids, np.array(_surrogate_pair_starts(text) + [len(text)], np.int64)[spans]
+        return text, special_split, deferred_check
 
     def count_ordinary(self, text: str) -> int:
         """``len(encode_ordinary(text))``, without building the list."""
@@ -333,11 +337,7 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> int:
         """``len(encode(text, ...))`` with the same arguments and the same errors, without building the list."""
-        if text.__class__ is not str:
-            text = _check_text(text)
-        if self._normalize_text is not None:
-            text = self._normalize_text(text)
-        special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
+        text, special_split, deferred_check = self._prepared(text, allowed_special, disallowed_special)
         try:
             return self._core.count(self._pretokenize, special_split, text, deferred_check)
         except UnicodeEncodeError:

@@ -176,7 +176,7 @@ def _actor_pool(ray: Any, concurrency: int | tuple[int, int] | None) -> Any:
 def _worker_kwargs(enc: Encoding, column: str, output_column: str, eot: bool,
                    allowed_special: Literal["all"] | Collection[str], num_cpus: float, *, keep_input: bool,
                    count_bytes: bool, drop_text: bool = False) -> dict[str, Any]:
-    from .datasets import eot_id_of
+    from .datasets import document_token_id
 
     if not isinstance(column, str) or not column or not isinstance(output_column, str) or not output_column:
         raise ValueError("column and output_column must be non-empty strings")
@@ -188,7 +188,7 @@ def _worker_kwargs(enc: Encoding, column: str, output_column: str, eot: bool,
     if num_cpus <= 0:
         raise ValueError(f"num_cpus must be positive, got {num_cpus!r}")
     return {"encoding": enc, "column": column, "output_column": output_column,
-            "eot_id": eot_id_of(enc) if eot else None, "allowed_special": allowed_special,
+            "eot_id": document_token_id(enc, eot, "eot"), "allowed_special": allowed_special,
             "num_threads": max(1, int(num_cpus)), "keep_input": keep_input, "count_bytes": count_bytes,
             "drop_text": drop_text}
 
