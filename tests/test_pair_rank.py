@@ -215,6 +215,88 @@ def test_whole_pipeline_equals_regex_split_then_reference(text, seed, ignore_mer
         assert enc.encode_ordinary(text) == expected
 
 
+# ---- merges that are tiktoken's rule in disguise ---------------------------------------------------------------
+# A tokenizer.json made from a tiktoken vocabulary lists, for each token, the two parts tiktoken's rule leaves
+# on its bytes, in id order; from_pair_merges then merges by tiktoken's rule (MergeTable._is_token_rank_rule
+# has the proof). Checked here against the pair-rank reference and HF on vocabularies made that way, and on
+# the same after one edit that may or may not break the equivalence: the ids may never tell.
+
+
+def token_rank_split(token: bytes, ranks: dict[bytes, int]) -> tuple[bytes, bytes] | None:
+    """The two parts tiktoken's rule stops at on `token`'s bytes when it may not make `token` itself."""
+    without = {t: r for t, r in ranks.items() if t != token}
+    parts = bpe_encode_piece(token, without, whole_pieces=False)
+    by_rank = {r: t for t, r in without.items()}
+    return (by_rank[parts[0]], by_rank[parts[1]]) if len(parts) == 2 else None
+
+
+def tiktoken_shaped_vocab(seed: int, n_tokens: int, alphabet: bytes, edit: str
+                          ) -> tuple[dict[bytes, int], list[tuple[bytes, bytes]]]:
+    """Ranks grown by joining two tokens at random (ids in the order made); merges: each token's split,
+    in id order; then `edit`: none, two merges swapped, one dropped, another split of a token added, or
+    two tokens' ids swapped."""
+    rng = random.Random(seed)
+    ranks = {bytes([b]): b for b in range(256)}
+    pool = [bytes([b]) for b in alphabet]
+    while len(ranks) < 256 + n_tokens:
+        token = rng.choice(pool) + rng.choice(pool)
+        if token not in ranks and len(token) <= 12:
+            ranks[token] = len(ranks)
+            pool.append(token)
+    splits = [(token, token_rank_split(token, ranks)) for token in sorted(ranks, key=ranks.get) if len(token) > 1]
+    merges = [split for _, split in splits if split is not None]
+    if edit == "swap" and len(merges) > 1:
+        i, j = rng.sample(range(len(merges)), 2)
+        merges[i], merges[j] = merges[j], merges[i]
+    elif edit == "drop" and merges:
+        del merges[rng.randrange(len(merges))]
+    elif edit == "another split":
+        token = rng.choice([t for t in ranks if len(t) > 1] or [b"ab"])
+        cuts = [c for c in range(1, len(token)) if token[:c] in ranks and token[c:] in ranks]
+        if cuts:
+            merges.insert(rng.randrange(len(merges) + 1), (token[:(cut := rng.choice(cuts))], token[cut:]))
+    elif edit == "swap ids" and len(ranks) > 257:
+        a, b = rng.sample([t for t in ranks if len(t) > 1], 2) if n_tokens > 1 else (b"a", b"b")
+        ranks[a], ranks[b] = ranks[b], ranks[a]
+    return ranks, merges
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_tokens=st.integers(1, 150),
+       alphabet=st.sampled_from([b"ab", b"abc", b"abcde "]),
+       edit=st.sampled_from(["none", "none", "swap", "drop", "another split", "swap ids"]),
+       ignore_merges=st.booleans(), data=st.data())
+def test_merges_of_a_tiktoken_vocabulary_give_the_pair_rank_ids_by_tiktokens_rule(
+        seed, n_tokens, alphabet, edit, ignore_merges, data):
+    token_ids, merges = tiktoken_shaped_vocab(seed, n_tokens, alphabet, edit)
+    table = core_table(token_ids, merges, ignore_merges)
+    kept = _core.MergeTable.from_pair_merges(
+        token_ids, [(token_ids[a], token_ids[b]) for a, b in merges], ignore_merges, detect_token_rank=False)
+    assert kept.by_pair_rank
+    if edit == "none":
+        assert not table.by_pair_rank, "a tiktoken vocabulary's own merges were not recognised"
+    model = hf_model(token_ids, merges, ignore_merges)
+    pieces = [token for token in token_ids if len(token) > 1] + [
+        bytes(data.draw(st.lists(st.sampled_from(alphabet), min_size=1, max_size=3 * SCAN_LIMIT)))
+        for _ in range(20)]
+    for piece in pieces:
+        expected = bpe_encode_piece_by_pair_rank(piece, token_ids, merges, ignore_merges=ignore_merges)
+        assert table.encode_single_piece(piece) == expected == kept.encode_single_piece(piece), piece
+        assert hf_ids(model, piece) == expected
+
+
+def test_gpt2s_own_tokenizer_json_merges_by_tiktokens_rule_with_r50ks_ids(data_dir):
+    # GPT-2's file (from vocab.bpe, without ignore_merges; the corpora check it against HF elsewhere).
+    import bytebpe
+
+    from .hf_files import gpt2_tokenizer
+
+    gpt2 = bytebpe.from_tokenizer_json(gpt2_tokenizer(data_dir).to_str())
+    assert not gpt2._table.by_pair_rank
+    text = "Hello world, 1234 ünïcödé 日本語 \n\n  x" * 3
+    assert gpt2.encode_ordinary(text) == bytebpe.get_encoding("r50k_base").encode_ordinary(text)
+
+
 # ---- runs of one byte (_merge_run by pair rank) -----------------------------------------------------------------
 
 RUN_MIN_BYTES = 4096    # _core.pyx's RUN_MIN_BYTES: a one-byte piece this long merges as runs of equal parts

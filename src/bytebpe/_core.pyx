@@ -665,7 +665,7 @@ cdef class MergeTable:
         return entry.rank
 
     @staticmethod
-    def from_pair_merges(mergeable_ranks, merges, bint ignore_merges=False):
+    def from_pair_merges(mergeable_ranks, merges, bint ignore_merges=False, bint detect_token_rank=True):
         """A table that merges by pair rank, as HF `tokenizers`' BPE model does.
 
         `mergeable_ranks` maps token bytes to token ids; `merges` lists (left id, right id) pairs in
@@ -673,6 +673,11 @@ cdef class MergeTable:
         (ValueError when there is none). A pair listed twice keeps its last rank, as HF's map does. With
         `ignore_merges`, a piece that is itself a token is that token (HF's option); without it, a piece is
         always merged, and only the tokens the merges make from their own bytes are found whole.
+
+        When the merges give tiktoken's ids on every input, with the ids as ranks (`_is_token_rank_rule`
+        says when: the `tokenizer.json` of a tiktoken vocabulary, as HF's converter and bytebpe's exporter
+        write it), the table merges by tiktoken's rule, the faster loop, and `by_pair_rank` is False.
+        `detect_token_rank=False` keeps the pair-rank rule regardless.
         """
         cdef MergeTable table = MergeTable(mergeable_ranks)
         cdef list checked = []
@@ -729,11 +734,93 @@ cdef class MergeTable:
                     if merge != NULL:
                         table.byte_pair_merges[b0 << 8 | b1] = merge[0]
         table.n_merges = len(checked)
-        table.by_pair_rank = True
+        cdef vector[uint8_t] made_whole     # rank -> 1 when tiktoken's rule can make the token from parts
         table.whole_pieces = ignore_merges
+        if detect_token_rank and table._is_token_rank_rule(made_whole):
+            table.pair_merges.clear()
+            table.pair_merges.shrink_to_fit()
+            table.pair_bloom.clear()
+            table.pair_bloom.shrink_to_fit()
+            table.byte_pair_merges.clear()
+            table.byte_pair_merges.shrink_to_fit()
+            if not ignore_merges:
+                # HF merges a piece that is a token, and gets that token only where a run can make it; the
+                # others no run ever makes, so leaving them out of the lookups changes no merge.
+                table._keep_whole_only(made_whole)
+            return table
+        table.by_pair_rank = True
         if not ignore_merges:
             table._keep_whole_tokens_of_rule()
         return table
+
+    cdef bint _is_token_rank_rule(self, vector[uint8_t]& made_whole) except -1:
+        """Whether the pair-rank rule of the listed merges merges as tiktoken's rule does, with the ids as
+        ranks, on every input; `made_whole[rank]` is then 1 for each token that some run of the rule makes.
+
+        Proof. Run both rules side by side from the same parts. Where tiktoken's rule finds adjacent parts
+        x, y whose bytes make a token t, no merge has ever crossed the edges of t's bytes (parts only grow),
+        so the merges inside them were those of tiktoken's rule on t's bytes alone, in the same order: x, y
+        is the two-part state of that run, `_token_rank_split(t)`, and a token without one is never made.
+        So if each such split is listed as a merge (its result is then t), both rules see the same candidate
+        pairs; if the merge ranks of those splits rise with t's id, both pick the same pair (ties: the same
+        pair at two places, the leftmost in both). Every single byte must be a token (HF drops a byte
+        without one). A piece that is itself a token is not merged under tiktoken's rule (nor by HF with
+        `ignore_merges`); the caller handles HF's other option with `made_whole`."""
+        cdef int b
+        for b in range(256):
+            if self.byte_rank[b] == NO_RANK:
+                return False
+        fill_vector(made_whole, self.max_rank + 1, 0)
+        cdef Py_ssize_t rank
+        cdef int64_t last_merge_rank = -1
+        cdef Rank left, right
+        cdef const PairMerge* merge
+        for rank in range(self.max_rank + 1):     # ids rising
+            if self.token_len[rank] < 2:
+                made_whole[rank] = self.token_len[rank] == 1
+                continue
+            if not self._token_rank_split(<Rank>rank, &left, &right):
+                continue    # no run of tiktoken's rule ever has t's bytes in two parts
+            made_whole[rank] = 1
+            merge = self._find_merge(left, right)
+            if merge == NULL or merge.result != <Rank>rank or merge.merge_rank <= last_merge_rank:
+                return False
+            last_merge_rank = merge.merge_rank
+        return True
+
+    cdef bint _token_rank_split(self, Rank token, Rank* left, Rank* right) except -1:
+        """tiktoken's rule on the bytes of `token`, never making `token` itself: True with the two parts
+        it stops at, or False when it stops at more (then no run ever has those bytes in two parts)."""
+        cdef Py_ssize_t n = self.token_len[token]
+        cdef const uint8_t* data = self.blob.data() + self.token_start[token]
+        cdef vector[Py_ssize_t] start     # part i is data[start[i]:start[i + 1]]
+        cdef vector[Rank] joined          # joined[i]: the rank of parts i and i + 1 together, or NO_RANK
+        cdef Py_ssize_t i, best
+        cdef Rank r
+        for i in range(n + 1):
+            start.push_back(i)
+        for i in range(n - 1):
+            r = self.rank_of(data + i, 2)
+            joined.push_back(NO_RANK if r == token else r)
+        while True:
+            best = -1
+            r = NO_RANK
+            for i in range(<Py_ssize_t>joined.size()):
+                if joined[i] < r:       # the lowest rank, the leftmost on ties
+                    r = joined[i]
+                    best = i
+            if best < 0:
+                break
+            start.erase(start.begin() + best + 1)
+            joined.erase(joined.begin() + best)
+            for i in range(max(best - 1, 0), min(best + 1, <Py_ssize_t>joined.size())):   # the new part's pairs
+                r = self.rank_of(data + start[i], start[i + 2] - start[i])
+                joined[i] = NO_RANK if r == token else r
+        if start.size() != 3:
+            return False
+        left[0] = self.rank_of(data, start[1])
+        right[0] = self.rank_of(data + start[1], n - start[1])
+        return True
 
     cdef int _keep_whole_tokens_of_rule(self) except -1:
         """Leave in the whole-piece lookups only the tokens that the pair-rank rule makes from their own
@@ -742,7 +829,6 @@ cdef class MergeTable:
         cdef Py_ssize_t rank, n
         cdef vector[Rank] ids
         cdef vector[uint8_t] keep
-        cdef const uint8_t* data
         fill_vector(keep, self.max_rank + 1, 0)
         for rank in range(self.max_rank + 1):
             n = self.token_len[rank]
@@ -751,6 +837,12 @@ cdef class MergeTable:
             ids.clear()
             _merge_by_pair_rank(self, self.blob.data() + self.token_start[rank], n, ids)
             keep[rank] = ids.size() == 1 and ids[0] == <Rank>rank
+        return self._keep_whole_only(keep)
+
+    cdef int _keep_whole_only(self, const vector[uint8_t]& keep) except -1:
+        """Rebuild the whole-piece lookups with only the tokens `keep` marks (single bytes always stay)."""
+        cdef Py_ssize_t rank, n
+        cdef const uint8_t* data
         fill_vector(self.slots, self.mask + 1, Slot(0, 0, 0))
         fill_vector(self.bloom, self.bloom_mask + 1, 0)
         for rank in range(self.max_rank + 1):
