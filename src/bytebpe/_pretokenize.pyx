@@ -737,10 +737,11 @@ cdef bytes _ascii_props(Scanner scanner, program, int oracle):
     """The oracle's property byte of each ASCII code point, after checking that pattern_compiler reads the
     program's sets on ASCII as the scanner's tables do (block_rules decides with them)."""
     cdef bytes props = bytes([bytebpe_props_of(oracle, cp) for cp in range(128)])
+    by_property = pattern_compiler._ascii_by_property(props)
     cdef int bit, cp
     for bit, charset in enumerate(program.sets):
         tables = sum(1 << cp for cp in range(128) if (scanner.program.ascii[cp] >> bit) & 1)
-        if pattern_compiler._ascii_mask(charset, props) != tables & pattern_compiler._BLOCK_CHARS:
+        if pattern_compiler._ascii_mask(charset, by_property) != tables & pattern_compiler._BLOCK_CHARS:
             raise AssertionError(f"the ASCII members of set {bit} of {program.pattern!r} differ")
     return props
 

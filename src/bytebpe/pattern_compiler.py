@@ -958,13 +958,26 @@ _APOSTROPHE = 0x27
 _BLOCK_CHARS = ((1 << 128) - 1) & ~(1 << _APOSTROPHE)
 
 
-def _ascii_mask(charset: CharSet, ascii_props: bytes) -> int:
-    """The ASCII members of `charset` (bit cp), other than the apostrophe, given each one's property byte."""
+def _ascii_by_property(ascii_props: bytes) -> dict[int, int]:
+    """Property byte -> the ASCII code points (bit cp) that have it."""
+    by_property: dict[int, int] = {}
+    for cp, value in enumerate(ascii_props):
+        by_property[value] = by_property.get(value, 0) | 1 << cp
+    return by_property
+
+
+def _ascii_mask(charset: CharSet, by_property: dict[int, int]) -> int:
+    """The ASCII members of `charset` (bit cp), other than the apostrophe, given the ASCII code points of
+    each property byte (`_ascii_by_property`)."""
     mask = 0
-    for cp in range(128):
-        inside = (charset.values >> ascii_props[cp]) & 1 or any(low <= cp <= high for low, high in charset.ranges)
-        if bool(inside) != charset.negated:
-            mask |= 1 << cp
+    for value, members in by_property.items():
+        if (charset.values >> value) & 1:
+            mask |= members
+    for low, high in charset.ranges:
+        if low < 128:
+            mask |= (1 << (min(high, 127) + 1)) - (1 << low)
+    if charset.negated:
+        mask = ~mask & ((1 << 128) - 1)
     return mask & _BLOCK_CHARS
 
 
@@ -1068,7 +1081,7 @@ def block_rules(program: Program, ascii_props: bytes) -> str:
     """The block rules (one of BLOCK_RULES) that cut `program`'s pattern as it cuts ASCII text without
     apostrophes, or "none"; `ascii_props`: the property byte of each ASCII code point for its oracle."""
     if not _reference_forms:
-        no_props = bytes(128)     # the references' classes are ranges only
+        no_props = _ascii_by_property(bytes(128))     # the references' classes are ranges only
         for rules, patterns in _reference_patterns().items():
             for pattern in patterns:
                 tree = _Parser(pattern, "tiktoken", {}).parse()
@@ -1078,10 +1091,11 @@ def block_rules(program: Program, ascii_props: bytes) -> str:
     if program.tree is None:
         return "none"
     masks: dict[CharSet, int] = {}
+    by_property = _ascii_by_property(ascii_props)
 
     def mask_of(charset: CharSet) -> int:
         if charset not in masks:
-            masks[charset] = _ascii_mask(charset, ascii_props)
+            masks[charset] = _ascii_mask(charset, by_property)
         return masks[charset]
     form = _pattern_form(program.tree, mask_of)
     return _reference_forms.get(form, "none") if form is not None else "none"
