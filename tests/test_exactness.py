@@ -97,6 +97,8 @@ def test_decode_round_trips_every_corpus(encoding_name, corpus_samples):
 def test_batches_of_documents_equal_tiktoken_and_a_plain_loop(encoding_name, jsonl, engine, corpus_dir,
                                                               tiktoken_ids):
     docs = [json.loads(line)["text"] for line in (corpus_dir / jsonl).read_text(encoding="utf-8").split("\n") if line]
+    if engine == "regex":
+        docs = docs[: len(docs) // 4]   # the `regex` package on cl100k's pattern takes ~20 s for all of them
     ours = bytebpe.get_encoding(encoding_name).with_pretokenizer(engine)
     expected = [list(ids) for ids in tiktoken_ids(encoding_name, "encode_ordinary_batch", tuple(docs))]
     assert ours.encode_ordinary_batch(docs) == expected
