@@ -20,7 +20,7 @@ import pytest
 from bytebpe import _core, bundled, cli, compare, registry
 from bytebpe.registry import VocabularyHashError, VocabularyNotFoundError, get_encoding
 from bytebpe.tiktoken_cache import export_tiktoken_cache
-from bytebpe.vocab_io import load_tiktoken_bpe
+from bytebpe.vocab_sources import load_tiktoken_bpe
 
 from .conftest import ALL_ENCODINGS
 

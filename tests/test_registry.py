@@ -37,7 +37,7 @@ from bytebpe.registry import (
     resolve_vocabulary_file,
     tiktoken_cache_dir,
 )
-from bytebpe.vocab_io import data_gym_to_mergeable_bpe_ranks, load_tiktoken_bpe
+from bytebpe.vocab_sources import data_gym_to_mergeable_bpe_ranks, load_tiktoken_bpe
 
 ALL_ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"]
 

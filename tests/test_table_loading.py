@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 import bytebpe
 from bytebpe import _core, registry
-from bytebpe.vocab_io import dump_tiktoken_bpe_bytes, load_tiktoken_bpe
+from bytebpe.vocab_sources import load_tiktoken_bpe
+from bytebpe.vocab_io import dump_tiktoken_bpe_bytes
 
 
 def python_reader_verdict(contents: bytes) -> dict[bytes, int] | None:

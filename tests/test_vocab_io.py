@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 
 from bytebpe import vocab_io
+from bytebpe.vocab_sources import data_gym_to_mergeable_bpe_ranks, load_tiktoken_bpe
 from bytebpe.vocab_io import (
     VocabularyHashError,
-    data_gym_to_mergeable_bpe_ranks,
     dump_tiktoken_bpe,
-    load_tiktoken_bpe,
     sha256_of,
     verify_sha256,
 )

@@ -25,12 +25,8 @@ ZLIB_LEVEL = 9      # decompression speed does not depend on it; the size does (
 sys.path.insert(0, str(ROOT / "src"))   # bytebpe from this checkout (its compiled core must be built)
 
 from bytebpe import bundled, registry  # noqa: E402
-from bytebpe.vocab_io import (  # noqa: E402
-    dump_tiktoken_bpe_bytes,
-    load_tiktoken_bpe,
-    mergeable_bpe_ranks_to_data_gym,
-    verify_sha256,
-)
+from bytebpe.vocab_sources import load_tiktoken_bpe  # noqa: E402
+from bytebpe.vocab_io import dump_tiktoken_bpe_bytes, mergeable_bpe_ranks_to_data_gym, verify_sha256  # noqa: E402
 
 
 def source_folder() -> Path:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 # The compiled core is imported unconditionally: there is no pure-Python fallback to fall into silently.
 from ._core import DecodeStream, InvalidTokenError
+from ._version import __version__
 from .encoding import Encoding, PieceCacheInfo, load
 from .file_formats import TokenizerFileError
 from .model_files import MODEL_PRESETS, ModelFileError, from_tekken_json, from_tiktoken_file, load_model_file
@@ -23,13 +24,8 @@ from .registry import (
     list_encoding_names,
 )
 from .serialization import EncodingFileError
-from .training import EmptyCorpusWarning, train, train_from_files
-from .vocab_io import (
-    VocabularyHashError,
-    data_gym_to_mergeable_bpe_ranks,
-    dump_tiktoken_bpe,
-    load_tiktoken_bpe,
-)
+from .vocab_io import VocabularyHashError, dump_tiktoken_bpe
+from .vocab_sources import data_gym_to_mergeable_bpe_ranks, load_tiktoken_bpe
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from .datasets import EncodeSummary, FileStats, count_files, encode_files
@@ -43,6 +39,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     )
     from .readers import BadDocumentError, ReadTally
     from .tokenizer_files import load_tokenizer
+    from .training import EmptyCorpusWarning, train, train_from_files
     from .token_outputs import (
         EncodingMismatchError,
         ShardIndex,
@@ -53,7 +50,6 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
         load_token_shards,
     )
 
-__version__ = "0.1.0"
 
 __all__ = [
     "BadDocumentError",
@@ -131,6 +127,9 @@ _LAZY_NAMES = {
     "from_tokenizer_json": "hf_import",
     # (it reads tokenizer.json files too: hf_import comes with it)
     "load_tokenizer": "tokenizer_files",
+    "EmptyCorpusWarning": "training",
+    "train": "training",
+    "train_from_files": "training",
 }
 
 

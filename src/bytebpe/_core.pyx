@@ -389,7 +389,7 @@ cdef class MergeTable:
         """Parse a `.tiktoken` file (``base64(token) SPACE rank`` lines) straight into a table, in C.
 
         Returns None for anything but a plainly valid file (bad base64, a rank that does not increase, a
-        duplicate token, stray characters...): the caller then reads it with `vocab_io.load_tiktoken_bpe`,
+        duplicate token, stray characters...): the caller then reads it with `vocab_io.read_tiktoken_bpe`,
         which accepts or explains it line by line. So this fast path can only agree with that reader.
         """
         cdef MergeTable table = MergeTable()

@@ -46,7 +46,7 @@ from libcpp.vector cimport vector
 
 from ._shared cimport SCAN_BATCH, _decode, _load64
 
-from . import pattern_compiler
+from . import pattern_compiler, patterns
 
 cdef extern from "_unicode_tables.h":
     enum:
@@ -806,7 +806,6 @@ cdef class Scanner:
     def for_pattern(str pattern not None, bint compile=True):
         """The scanner equal to `pattern` (tiktoken's classes): a hand-written one for a known pattern, else
         (with `compile`) its compiled program; None when the pattern is outside the family."""
-        from . import patterns
         kind = {
             patterns.R50K_PATTERN: R50K,
             patterns.CL100K_PATTERN: CL100K,

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .compare import first_difference, tiktoken_reference
 from .encoding import Encoding
+from .tiktoken_cache import original_files
 
 __all__ = ["SAMPLE_DIR", "BenchRow", "Peer", "bench_texts", "cut_documents", "find_peers", "sample_files"]
 
@@ -70,8 +72,6 @@ def _version(distribution: str) -> str:
 
 
 def _tiktoken(name: str) -> Peer:
-    from .compare import tiktoken_reference
-
     return Peer(f"tiktoken {_version('tiktoken')}", tiktoken_reference(name), must_match=True)
 
 
@@ -82,8 +82,6 @@ _GIGATOKEN_FILES = {"gpt2": "r50k_base", "r50k_base": "r50k_base", "cl100k_base"
 
 def _gigatoken(name: str) -> Peer:
     import gigatoken
-
-    from .tiktoken_cache import original_files
 
     base = _GIGATOKEN_FILES.get(name)
     if base is None:
@@ -141,8 +139,6 @@ def _check(peer: Peer, ours: list[list[int]], run: Callable[[], list[list[int]]]
         return f"{type(error).__name__}: {error}"
     if theirs == ours:
         return None
-    from .compare import first_difference
-
     if len(theirs) != len(ours):
         message = f"{len(theirs)} documents back for {len(ours)} in {where} ({how})"
     else:

@@ -16,12 +16,19 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, batching, datasets, registry, token_outputs
+from . import batching, bench, compare, datasets, registry, token_outputs
+from ._version import __version__
 from .encoding import Encoding, load
+from .file_formats import recognise
+from .hf_import import TokenizerJsonError
 from .interrupts import Terminated, signals_raise
 from .model_files import MODEL_PRESETS
+from .piece_counts import count_pieces_from_files, load_piece_counts, save_piece_counts, train_from_counts
 from .readers import STDIN_FORMATS, BadDocumentError, InputFile, ReadTally, check_read_options, find_input_files
+from .tiktoken_cache import export_tiktoken_cache
 from .token_files import token_dtype
+from .tokenizer_files import load_tokenizer_file
+from .training import check_train_arguments, pruning_note, resolve_pattern
 
 __all__ = ["main"]
 
@@ -215,9 +222,6 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .piece_counts import count_pieces_from_files, load_piece_counts, train_from_counts
-    from .training import check_train_arguments, pruning_note, resolve_pattern
-
     special_tokens = _parse_special_tokens(args.special)
     # Every option is checked before anything is read (a mistyped pattern name fails before the inputs).
     check_train_arguments(args.vocab_size, args.pattern, args.pat_str, special_tokens, args.min_frequency,
@@ -253,9 +257,6 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _count_pieces(args: argparse.Namespace) -> int:
-    from .piece_counts import count_pieces_from_files, save_piece_counts
-    from .training import pruning_note
-
     output = _checked_output(args.output)
     tally = ReadTally()
     counts = count_pieces_from_files(
@@ -293,8 +294,6 @@ def _download(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from . import compare
-
     targets = _verify_targets(args)     # the references' absence is reported before any work
     files = _input_files(args, args.inputs)
     workers = args.workers or batching.pool_size()
@@ -317,8 +316,6 @@ def _verify_targets(args: argparse.Namespace) -> list[tuple[str, Encoding, objec
     tokenizers for a tokenizer.json (reading it itself) or a bytebpe file (exported as one), mistral-common
     for a Tekken file, tiktoken for a .tiktoken vocabulary (reading it with the same pattern and special
     tokens)."""
-    from . import compare
-
     targets: list[tuple[str, Encoding, object, str]] = []
     for name in args.encoding or []:
         enc = _encoding_of(argparse.Namespace(tokenizer=None, encoding=name,
@@ -345,8 +342,6 @@ def _verify_targets(args: argparse.Namespace) -> list[tuple[str, Encoding, objec
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from . import bench
-
     enc = _encoding_of(args)
     peers, notes = bench.find_peers(enc.name)
     workers = args.workers or batching.pool_size()
@@ -409,8 +404,6 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _export_tiktoken_cache(args: argparse.Namespace) -> int:
-    from .tiktoken_cache import export_tiktoken_cache
-
     paths = export_tiktoken_cache(args.folder, args.names or None)
     if not args.quiet:
         print(f"wrote {len(paths)} files to {args.folder}; stock tiktoken loads them offline with "
@@ -443,15 +436,10 @@ def _refuse_tiktoken_options(args: argparse.Namespace) -> None:
 
 def _tokenizer_file_of(path: str, args: argparse.Namespace) -> tuple[str, Encoding]:
     """(the file's format, its encoding): `load_tokenizer` with the options of `_tiktoken_file_arguments`."""
-    from .hf_import import TokenizerJsonError
-    from .tokenizer_files import load_tokenizer_file
-
     if not Path(path).is_file():
         raise CommandError(f"tokenizer file not found: {path}")
     pat_str = getattr(args, "pat_str", None)
     if getattr(args, "pattern", None):
-        from .training import resolve_pattern
-
         pat_str = resolve_pattern(args.pattern)
     special_tokens = _parse_special_tokens(getattr(args, "special", None))
     if special_tokens is not None and pat_str is None:
@@ -484,8 +472,6 @@ def _names_hf_tokenizer_json(output: Path) -> bool:
 
 def _is_tiktoken_file(path: str) -> bool:
     """Whether `path` holds a .tiktoken vocabulary (by its first line; an unreadable path is not one)."""
-    from .file_formats import recognise
-
     try:
         with open(path, "rb") as file:
             return recognise(file.read(4096).rsplit(b"\n", 1)[0] + b"\n").kind == "tiktoken"
@@ -495,8 +481,6 @@ def _is_tiktoken_file(path: str) -> bool:
 
 def _is_tekken_file(path: str) -> bool:
     """Whether `path` holds a Mistral Tekken file (parsed whole: the keys may come in any order)."""
-    from .file_formats import recognise
-
     try:
         return recognise(Path(path).read_bytes()).kind == "tekken"
     except OSError:

@@ -17,6 +17,7 @@ from typing import Any
 from . import bundled, registry
 from .datasets import iter_batches
 from .encoding import Encoding
+from .hf_json import tokenizer_json
 from .readers import BadDocumentError, InputFile
 from .tiktoken_cache import export_tiktoken_cache
 
@@ -69,8 +70,6 @@ class TokenizersReference:
 def tokenizers_reference(enc: Encoding, path: str | os.PathLike[str] | None = None) -> TokenizersReference:
     """HF `tokenizers` reading the tokenizer.json at `path` (the file `enc` was read from), or without a path
     `enc` exported as one (`Encoding.to_tokenizer_json`): then the check is that HF gives bytebpe's ids."""
-    from .hf_json import tokenizer_json
-
     tokenizers = import_tokenizers()
     try:
         if path is not None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoRetur
 from . import _core, batching
 from ._core import MAX_TOKEN_ID, InvalidTokenError
 from ._pretokenize import Scanner as _Scanner
+from .hf_json import write_tokenizer_json
 from .pretokenizer import PretokenizerChoice, RegexSplit, check_pattern, checked_choice, choose, replace_surrogates
 from .serialization import EncodingFileError, read_encoding_file, write_encoding_file
 
@@ -600,8 +601,6 @@ class Encoding:
     def to_tokenizer_json(self, path: str | os.PathLike[str]) -> None:
         """Write this encoding as a Hugging Face `tokenizer.json`: HF `tokenizers` (and `transformers`'
         `PreTrainedTokenizerFast(tokenizer_file=path)`) loads it and gives this encoding's ids (hf_json.py)."""
-        from .hf_json import write_tokenizer_json
-
         write_tokenizer_json(self, path)
 
     # ==== the persistent piece cache =============================================================

@@ -42,6 +42,7 @@ from typing import Any
 import regex
 
 from . import _core, _pretokenize, patterns
+from .atomic_write import write_bytes_atomically
 from .encoding import Encoding, SpecialPolicy, _special_token_regex
 from .file_formats import (NESTED_TOO_DEEPLY, TokenizerFileError, recognise, recognise_document, shortened,
                            wrong_format)
@@ -896,8 +897,6 @@ class TokenizerJsonEncoding(Encoding):
     def to_tokenizer_json(self, path: str | os.PathLike[str]) -> None:
         """Write the `tokenizer.json` this encoding was read from (its post-processor included, whatever
         `add_special_tokens` was)."""
-        from .vocab_io import write_bytes_atomically
-
         write_bytes_atomically(path, self._json_text.encode("utf-8"))
 
     def save(self, path: str | os.PathLike[str]) -> None:

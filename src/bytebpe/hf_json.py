@@ -26,7 +26,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .vocab_io import _bpe_below, _data_gym_byte_order, write_bytes_atomically
+from .atomic_write import write_bytes_atomically
+from .vocab_io import _bpe_below, _data_gym_byte_order
 
 if TYPE_CHECKING:
     from .encoding import Encoding

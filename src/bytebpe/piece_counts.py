@@ -21,9 +21,10 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
-from . import _train
+from . import _train, training
+from ._version import __version__
+from .atomic_write import write_bytes_atomically
 from .bundled import blake2b
-from .vocab_io import write_bytes_atomically
 
 if TYPE_CHECKING:
     from .readers import ReadTally
@@ -53,8 +54,6 @@ def count_pieces(texts: Iterable[str], *, pattern: str | None = "cl100k_base", p
     per usable core) unless pruning or a pattern without a compiled scanner makes it serial; the counts are
     the same either way.
     """
-    from . import training
-
     resolved = training.resolve_pattern(None if pat_str is not None else pattern, pat_str)
     counts = training.count_pieces(texts, training.pretokenizer_for(resolved), progress=progress,
                                    max_distinct_pieces=max_distinct_pieces, workers=workers)
@@ -72,8 +71,6 @@ def count_pieces_from_files(
     same options; the counts are those `train_from_files` trains on). Everything is checked before any
     work. What was skipped or replaced is counted into `tally` when one is given, else reported as a
     `UserWarning`. The progress bar counts bytes of the files, with their total size as its total."""
-    from . import training
-
     resolved = training.resolve_pattern(None if pat_str is not None else pattern, pat_str)
     training.check_max_distinct_pieces(max_distinct_pieces)
     counts = training.count_files_pieces(
@@ -93,7 +90,7 @@ def save_piece_counts(counts: PieceCounts, path: str | os.PathLike[str], *, pat_
     header = {"format": FORMAT, "version": VERSION, "pat_str": pat_str, "pieces": len(counts),
               "occurrences": counts.total_pieces, "max_distinct_pieces": counts.max_distinct_pieces,
               **{key: getattr(counts, key) for key in PRUNING}, "payload_bytes": len(payload),
-              "payload_blake2b": blake2b(payload).hexdigest(), "bytebpe_version": _version()}
+              "payload_blake2b": blake2b(payload).hexdigest(), "bytebpe_version": __version__}
     write_bytes_atomically(path, json.dumps(header, ensure_ascii=False).encode("utf-8") + b"\n" + payload)
 
 
@@ -148,8 +145,6 @@ def train_from_counts(counts: PieceCounts, vocab_size: int, *, pat_str: str | No
                       max_token_length: int | None = None, name: str | None = None, progress: bool = False) -> Any:
     """`bytebpe.train` from counted pieces (consumed: `counts` is empty afterwards); the pattern is the one the
     counts were made with unless `pat_str` is given."""
-    from . import training
-
     pat_str = pat_str if pat_str is not None else counts.pat_str
     if pat_str is None:
         raise ValueError("train_from_counts needs the pattern the pieces were cut with: pass pat_str=")
@@ -158,7 +153,3 @@ def train_from_counts(counts: PieceCounts, vocab_size: int, *, pat_str: str | No
                                       progress=progress)
 
 
-def _version() -> str:
-    from . import __version__
-
-    return __version__

@@ -16,14 +16,15 @@ The encoding's own name must be the name it is registered under: it travels by t
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import os
 import pkgutil
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .encoding import Encoding, load
+
 if TYPE_CHECKING:
-    from .encoding import Encoding
+    import importlib.metadata
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginError", "build", "plugin_names", "unreadable_plugins"]
 
@@ -36,6 +37,8 @@ class PluginError(RuntimeError):
 
 
 def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    import importlib.metadata   # ~30 ms to import: only when a name is looked for among the plugins
+
     return {entry.name: entry for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
@@ -103,8 +106,6 @@ def build(name: str) -> Encoding | None:
 
 
 def _as_encoding(made: Any, name: str, where: str) -> Encoding:
-    from .encoding import Encoding, load
-
     if isinstance(made, Encoding):
         encoding = made
     elif isinstance(made, (str, os.PathLike)):

@@ -26,8 +26,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ._version import __version__
 from .atomic_write import locked_output
-from .encoding import Encoding
+from .encoded_documents import Encoded, document_token_id, select_documents, wrap_documents
+from .encoding import Encoding, load
+from .readers import BadDocumentError
+from .registry import get_encoding
+from .token_files import fsync_folder, token_dtype
+from .token_outputs import TokenFilesMeta, output_prefix, utc_timestamp, vocabulary_sha256
+from .token_sets import SetCounts, TokenSetWriter, remove_stale_partial_files_of_set
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -69,12 +76,8 @@ def _encoding(encoding: str | os.PathLike[str] | Encoding) -> Encoding:
     if isinstance(encoding, Encoding):
         return encoding
     if isinstance(encoding, os.PathLike) or (isinstance(encoding, str) and Path(encoding).is_file()):
-        from .encoding import load
-
         return load(encoding)
     if isinstance(encoding, str):
-        from .registry import get_encoding
-
         return get_encoding(encoding)
     raise TypeError(f"encoding must be a name, a saved encoding's path or an Encoding, got {type(encoding).__name__}")
 
@@ -113,8 +116,6 @@ class _TokenizeBatch:
         ids, offsets = self.encoding.encode_batch_to_numpy(
             texts, num_threads=self.num_threads, allowed_special=self.allowed_special, disallowed_special=())
         if self.eot_id is not None or self.bos_id is not None:
-            from .datasets import wrap_documents
-
             ids, offsets = wrap_documents(ids, offsets, self.bos_id, self.eot_id)
         if offsets[-1] >= 2**31:
             raise ValueError("bytebpe.ray.tokenize: a batch holds 2**31 tokens or more; use a smaller batch_size")
@@ -176,8 +177,6 @@ def _actor_pool(ray: Any, concurrency: int | tuple[int, int] | None) -> Any:
 def _worker_kwargs(enc: Encoding, column: str, output_column: str, eot: bool,
                    allowed_special: Literal["all"] | Collection[str], num_cpus: float, *, keep_input: bool,
                    count_bytes: bool, drop_text: bool = False) -> dict[str, Any]:
-    from .datasets import document_token_id
-
     if not isinstance(column, str) or not column or not isinstance(output_column, str) or not output_column:
         raise ValueError("column and output_column must be non-empty strings")
     if allowed_special != "all":
@@ -212,11 +211,6 @@ def write_token_files(
     `shard_tokens` the same shards and index as ``bytebpe encode --shard-tokens``. Returns the
     `TokenFilesMeta` of the whole set. The files appear together when complete; a failure leaves none."""
     ray = _import_ray()
-    from . import __version__
-    from .token_files import fsync_folder, token_dtype
-    from .token_outputs import TokenFilesMeta, output_prefix, utc_timestamp, vocabulary_sha256
-    from .token_sets import SetCounts, TokenSetWriter, remove_stale_partial_files_of_set
-
     if format not in ("npy", "bin"):
         raise ValueError(f"format must be 'npy' or 'bin', got {format!r}")
     enc = _encoding(encoding)
@@ -355,7 +349,7 @@ def encode_input_files(
     batch_bytes: int,
     bos_id: int | None = None,
 ) -> Iterator[Any]:
-    """The Ray engine of `encode_files` (``engine="ray"``): `datasets.Encoded` batches, in input order.
+    """The Ray engine of `encode_files` (``engine="ray"``): `encoded_documents.Encoded` batches, in input order.
 
     Ray's read tasks run bytebpe's own reader (so the documents, and the errors naming file and line, are
     the local command's), actors encode (`workers` of them, or as many as the cluster offers), and the
@@ -364,9 +358,6 @@ def encode_input_files(
     (or the one ``ray.init()`` finds, or a new local one) unless Ray is already initialized; a cluster it
     started is shut down at the end.
     """
-    from .datasets import Encoded, select_documents
-    from .readers import BadDocumentError
-
     import logging
 
     ray = _import_ray()

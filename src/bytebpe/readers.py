@@ -44,6 +44,8 @@ from dataclasses import dataclass, field as dataclass_field
 from pathlib import Path
 from typing import IO, Any
 
+from ._textio import read_ascii
+
 __all__ = [
     "BadDocumentError",
     "InputChangedError",
@@ -522,8 +524,6 @@ def _text_documents(
 def _read_ascii_file(path: Path, on_progress: Callable[[int], None] | None) -> str | None:
     """The whole file as a str read in place when it is all ASCII (half the peak memory of bytes + decode:
     50 MB of text peaked at 2.02x its size in `bytebpe encode`, 1.5x now), else None."""
-    from ._textio import read_ascii
-
     with open(path, "rb", buffering=0) as raw:
         size = os.fstat(raw.fileno()).st_size
         text = read_ascii(raw, size) if size else ""

@@ -23,18 +23,18 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from . import _core, bundled, patterns
+from . import _core, bundled, patterns, plugins
 from .encoding import Encoding
 from .models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
 from .vocab_io import (
     VocabularyHashError,
-    data_gym_to_mergeable_bpe_ranks,
     dump_tiktoken_bpe_bytes,
     hash_mismatch_message,
-    load_tiktoken_bpe,
+    read_data_gym_ranks,
+    read_tiktoken_bpe,
     sha256_of,
-    write_bytes_atomically,
 )
+from .atomic_write import write_bytes_atomically
 
 __all__ = [
     "EncodingSpec",
@@ -49,7 +49,7 @@ __all__ = [
     "encoding_spec_kwargs",
     "ranks_for",
     "resolve_vocabulary_file",
-    "read_address",
+    "AddressFile",
     "bundled_source",
     "data_dirs",
     "cache_dir",
@@ -97,7 +97,7 @@ class VocabularyFile:
         return self.url.rsplit("/", 1)[-1]
 
 
-class _AddressFile(VocabularyFile):
+class AddressFile(VocabularyFile):
     """A file known only by an address a user gave (load_tiktoken_bpe): kept under tiktoken's name for it, the
     sha1 of the address, since another address may end in the same name."""
 
@@ -209,14 +209,10 @@ ENCODING_SPECS: Mapping[str, EncodingSpec] = MappingProxyType(
 
 def list_encoding_names() -> list[str]:
     """The names get_encoding accepts: the seven built in, then those installed packages declare (plugins.py)."""
-    from . import plugins
-
     return list(ENCODING_SPECS) + [name for name in plugins.plugin_names() if name not in ENCODING_SPECS]
 
 
 def _unknown(name: object) -> UnknownEncodingError:
-    from . import plugins
-
     declared = plugins.plugin_names()
     unreadable = plugins.unreadable_plugins()
     return UnknownEncodingError(
@@ -371,28 +367,6 @@ def _not_found_message(file: VocabularyFile, why: str) -> str:
     )
 
 
-def read_address(url: str, expected_hash: str | None = None) -> bytes:
-    """The file at `url`, as tiktoken's read_file_cached gives it, but offline wherever possible: an official
-    file that bytebpe bundles is rebuilt from the bundle (byte for byte, pinned); any other is found or
-    downloaded like a vocabulary file (resolve_vocabulary_file), checked against `expected_hash` if given."""
-    import hashlib      # see _download
-
-    official = {file.url: (spec, file) for spec in ENCODING_SPECS.values() for file in spec.files}
-    spec, file = official.get(url, (None, None))
-    if spec is not None and spec.bundled is not None and bundled.is_bundled(spec.bundled):
-        from .tiktoken_cache import original_files      # imported here: it imports this module
-
-        contents = original_files(spec.name)[file]
-    else:
-        pin = expected_hash.lower() if expected_hash else file.sha256 if file else None
-        contents = resolve_vocabulary_file(VocabularyFile(url, pin) if file else _AddressFile(url, pin)).read_bytes()
-    if expected_hash is not None:
-        actual = hashlib.sha256(contents).hexdigest()
-        if actual != expected_hash.lower():
-            raise VocabularyHashError(hash_mismatch_message(url, expected_hash, actual))
-    return contents
-
-
 # --------------------------------------------------------------------------- loading and caching
 
 # One lock for all loading: building an encoding is rare and mostly holds the GIL anyway, and a
@@ -461,7 +435,7 @@ def _tiktoken_table(path: Path) -> _core.MergeTable:
     # The compiled parser reads a plainly valid file in milliseconds (the Python reader takes ~0.2 s for
     # o200k); anything else goes to the Python reader, which accepts it or says which line is wrong.
     table = _core.MergeTable.from_tiktoken(path.read_bytes())
-    return table if table is not None else _core.MergeTable(load_tiktoken_bpe(path))
+    return table if table is not None else _core.MergeTable(read_tiktoken_bpe(path))
 
 
 def _data_gym_table(spec: EncodingSpec, paths: list[Path]) -> _core.MergeTable:
@@ -484,7 +458,7 @@ def _data_gym_table(spec: EncodingSpec, paths: list[Path]) -> _core.MergeTable:
                 return table
     except OSError:
         pass    # not converted yet, or unreadable: convert below
-    ranks = data_gym_to_mergeable_bpe_ranks(*paths)
+    ranks = read_data_gym_ranks(*paths)
     table = _core.MergeTable(ranks)
     contents = dump_tiktoken_bpe_bytes(ranks)
     try:
@@ -543,8 +517,6 @@ def get_encoding(name: str) -> Encoding:
 
 
 def _plugin_encoding(name: str) -> Encoding:
-    from . import plugins
-
     with _build_lock:
         encoding = _encodings.get(name)
         if encoding is None:

@@ -20,8 +20,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from .atomic_write import write_bytes_atomically
 from .file_formats import FORMATS, NESTED_TOO_DEEPLY, TokenizerFileError, recognise, recognise_document, wrong_format
-from .vocab_io import write_bytes_atomically
 
 __all__ = ["EncodingFileError", "FORMAT_VERSION", "write_encoding_file", "read_encoding_file", "encoding_arguments"]
 

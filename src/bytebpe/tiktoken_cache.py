@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from . import bundled, registry
+from .atomic_write import write_bytes_atomically
 from .vocab_io import (
     VocabularyHashError,
     dump_tiktoken_bpe_bytes,
     mergeable_bpe_ranks_to_data_gym,
-    write_bytes_atomically,
 )
 
 __all__ = ["export_tiktoken_cache", "original_files"]

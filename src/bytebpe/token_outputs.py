@@ -26,6 +26,9 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 
+from . import registry
+from .vocab_io import dump_tiktoken_bpe_bytes
+
 if TYPE_CHECKING:
     from .encoding import Encoding
 
@@ -170,8 +173,6 @@ def ranks_sha256(mergeable_ranks: Mapping[bytes, int]) -> str:
     """sha256 of `mergeable_ranks` written as a `.tiktoken` file (base64 token, space, rank; by rank)."""
     import hashlib      # imported where needed, as in vocab_io
 
-    from .vocab_io import dump_tiktoken_bpe_bytes
-
     return hashlib.sha256(dump_tiktoken_bpe_bytes(mergeable_ranks)).hexdigest()
 
 
@@ -181,8 +182,6 @@ def _pinned_sha256(enc: Encoding) -> str | None:
     The registry checked what it loaded against that pin (the bundled copies against digests recorded from
     files that matched it), and an official file is byte for byte what `ranks_sha256` hashes (tested).
     """
-    from . import registry
-
     # Only the built-in names have pins (an encoding another package declares is registered too, unpinned).
     if enc.name not in registry.ENCODING_SPECS or registry.registered_encoding(enc.name) is not enc:
         return None

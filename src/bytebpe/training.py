@@ -23,17 +23,15 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _pretokenize, _train, batching
 from ._core import MAX_TOKEN_ID  # the largest token id bytebpe accepts (_shared.pxd)
 from .encoding import Encoding, check_special_text
 from .pretokenizer import SplitFunction, check_pattern, replace_surrogates, split_function
 from .progress import progress_bar
+from .readers import PathLike, ReadTally, check_read_options, find_input_files, read_texts
 from .registry import ENCODING_SPECS
-
-if TYPE_CHECKING:
-    from .readers import PathLike, ReadTally
 
 __all__ = ["train", "train_from_files", "resolve_pattern", "count_pieces", "count_files_pieces", "EmptyCorpusWarning"]
 
@@ -328,8 +326,6 @@ def count_files_pieces(
     its rows), so its total is the files' size and tqdm shows MB/s and an ETA; with standard input among
     the inputs the total is unknown.
     """
-    from .readers import ReadTally, check_read_options, find_input_files, read_texts   # only when files are read
-
     files = find_input_files(_path_list(paths), ignore_unknown=ignore_unknown, stdin_format=stdin_format)
     check_read_options(files, lines=lines, errors=errors)
     counted = tally if tally is not None else ReadTally()

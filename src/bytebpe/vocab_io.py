@@ -5,7 +5,8 @@ A vocabulary is ``mergeable_ranks: dict[bytes, int]`` (token bytes -> rank). The
 token id and the merge priority, so the ranks must be exactly 0..n-1; a file that breaks that rule
 is corrupt, and every reader here says where (file and 1-based line) instead of guessing.
 
-No network code lives here: finding and downloading files (an address given to a reader) is the registry's job.
+No network code lives here: `vocab_sources` (tiktoken's `tiktoken.load` API) reads an address through the
+registry and hands the contents over as `Fetched`.
 """
 from __future__ import annotations
 
@@ -15,25 +16,32 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Union
+from typing import NamedTuple, Union
 
 from .atomic_write import write_bytes_atomically
 
 __all__ = [
+    "Fetched",
     "VocabularyHashError",
-    "load_tiktoken_bpe",
+    "read_tiktoken_bpe",
     "parse_tiktoken_bpe",
     "dump_tiktoken_bpe",
     "dump_tiktoken_bpe_bytes",
-    "data_gym_to_mergeable_bpe_ranks",
+    "read_data_gym_ranks",
     "mergeable_bpe_ranks_to_data_gym",
     "sha256_of",
     "verify_sha256",
-    "write_bytes_atomically",
 ]
 
-# A path to read, or the file's contents already in memory. A `str` is always a path.
-Source = Union[str, "os.PathLike[str]", bytes]
+class Fetched(NamedTuple):
+    """A file's contents read from elsewhere (an address: `vocab_sources`), and the name errors give it."""
+    contents: bytes
+    label: str
+
+
+# A path to read, the file's contents already in memory, or contents fetched from an address. A `str` is
+# always a path.
+Source = Union[str, "os.PathLike[str]", bytes, Fetched]
 
 _HASH_CHUNK_BYTES = 1 << 20
 
@@ -43,15 +51,15 @@ class VocabularyHashError(ValueError):
 
 
 def _read_source(source: Source, expected_hash: str | None = None) -> tuple[bytes, str]:
-    """Returns (contents, label); the label names the file in error messages. A str with "://" is an address
-    (http, https), read as tiktoken reads it but offline wherever possible (registry.read_address). With
-    `expected_hash`, contents whose sha256 differs raise VocabularyHashError, as in tiktoken."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
+    """Returns (contents, label); the label names the file in error messages. With `expected_hash`, contents
+    whose sha256 differs raise VocabularyHashError, as in tiktoken."""
+    if isinstance(source, Fetched):
+        contents, label = source
+    elif isinstance(source, (bytes, bytearray, memoryview)):
         contents, label = bytes(source), "<bytes>"
     elif isinstance(source, str) and "://" in source:
-        from .registry import read_address     # the registry owns finding and downloading files
-
-        return read_address(source, expected_hash), source
+        raise ValueError(f"{source}: an address; bytebpe.load_tiktoken_bpe and "
+                         "bytebpe.data_gym_to_mergeable_bpe_ranks read addresses")
     else:
         label = os.fspath(source)
         with open(label, "rb") as file:
@@ -80,13 +88,12 @@ def _lines_without_trailing_blanks(contents: bytes) -> list[bytes]:
 # --------------------------------------------------------------------------- .tiktoken format
 
 
-def load_tiktoken_bpe(source: Source, expected_hash: str | None = None, *,
+def read_tiktoken_bpe(source: Source, expected_hash: str | None = None, *,
                       require_dense: bool = False) -> dict[bytes, int]:
     """Parses a `.tiktoken` file: one line per token, ``base64(token bytes) SPACE rank``.
 
-    tiktoken's `tiktoken.load.load_tiktoken_bpe(path_or_url, expected_hash=None)`, with the same arguments:
-    `source` is a path, an http(s) address (an official file bytebpe bundles is never downloaded; any other
-    is cached like tiktoken's), or the file's contents as bytes; with `expected_hash`, a file whose sha256
+    `source` is a path, the file's contents as bytes, or `Fetched` contents (`bytebpe.load_tiktoken_bpe`
+    reads addresses too); with `expected_hash`, a file whose sha256
     differs raises VocabularyHashError (a ValueError). Ranks must strictly increase down the
     file, which is how every real file is written: a duplicate or out-of-order rank raises
     ValueError naming the file and line, as do bad base64, a duplicate token and a line that is
@@ -97,7 +104,7 @@ def load_tiktoken_bpe(source: Source, expected_hash: str | None = None, *,
     A truncated file can still be a valid, smaller vocabulary; only the pinned sha256 of a named
     encoding (see the registry) catches that.
 
-    >>> load_tiktoken_bpe(b"YQ== 0\\nYg== 1\\n")
+    >>> read_tiktoken_bpe(b"YQ== 0\\nYg== 1\\n")
     {b'a': 0, b'b': 1}
     """
     contents, label = _read_source(source, expected_hash)
@@ -226,17 +233,17 @@ def _data_gym_byte_order() -> tuple[list[int], dict[str, int]]:
     return printable + remapped, byte_of_char
 
 
-def data_gym_to_mergeable_bpe_ranks(vocab_bpe: Source, encoder_json: Source, vocab_bpe_hash: str | None = None,
-                                    encoder_json_hash: str | None = None,
-                                    clobber_one_byte_tokens: bool = False) -> dict[bytes, int]:
+def read_data_gym_ranks(vocab_bpe: Source, encoder_json: Source, vocab_bpe_hash: str | None = None,
+                        encoder_json_hash: str | None = None,
+                        clobber_one_byte_tokens: bool = False) -> dict[bytes, int]:
     """Converts GPT-2's original files to ``mergeable_ranks``, cross-checking one with the other.
 
     `vocab_bpe` lists merges (a ``#version`` line, then ``first second`` per line); the 256 single
     bytes come first and merge i gets rank 256 + i. `encoder_json` maps token text to id and must
     describe exactly the same vocabulary (its ``<|endoftext|>``/``<|startoftext|>`` entries are
     special tokens and are left out); any difference raises ValueError naming the token.
-    Each file is a path, an http(s) address or the contents as bytes, checked against its hash if one is
-    given: tiktoken's `tiktoken.load.data_gym_to_mergeable_bpe_ranks` with the same arguments. As there,
+    Each file is a path, the contents as bytes or `Fetched` contents, checked against its hash if one is
+    given (`bytebpe.data_gym_to_mergeable_bpe_ranks` reads addresses too). As in tiktoken,
     `clobber_one_byte_tokens=True` takes the single-byte tokens' ranks from `encoder_json` instead (for
     vocabularies that number the 256 bytes in another order than GPT-2's).
     """

@@ -1,0 +1,3 @@
+"""The package's version: pyproject.toml's (tests/test_layers.py checks that they agree)."""
+
+__version__ = "0.1.0"
