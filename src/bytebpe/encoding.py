@@ -1,5 +1,11 @@
 """`Encoding`: tiktoken's API over the compiled core — special-token policy, str <-> bytes, batching, pickling.
 
+An encoding is assembled from parts (`Encoding._assemble`, the one place its attributes are set): the merge
+table, the pre-tokenizer (a compiled scanner or a callable), the special-token part (`SpecialTokens`, by
+tiktoken's rules; hf_import.AddedTokens for a tokenizer.json's added tokens), the normalizer, and the core
+built from them. Every constructor — named, trained, saved, model files, tokenizer.json — makes the parts
+and hands them over.
+
 The core only knows bytes, ranks and a pre-tokenizer callable; everything a user can get wrong is checked
 here, before any work, with the error types tiktoken uses.
 """
@@ -11,7 +17,7 @@ import os
 import re
 import types
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoReturn, Protocol
 
 from . import _core, batching
 from ._core import MAX_TOKEN_ID, InvalidTokenError
@@ -59,6 +65,7 @@ class Encoding:
     # What splits text before pre-tokenizing when no special token is allowed: None (nothing), or for an
     # encoding read from an HF tokenizer.json the splitter of its non-special added tokens (hf_import.py).
     _ordinary_split: Any = None
+    _specials: SpecialTokenPart
     # The default special-token policy once worked out (see _special_policy), or None.
     _default_policy: SpecialPolicy | None = None
     _policies: dict[tuple[Any, Any], SpecialPolicy]
@@ -83,7 +90,7 @@ class Encoding:
         if not isinstance(mergeable_ranks, dict):
             mergeable_ranks = dict(mergeable_ranks)
         table = _core.MergeTable(mergeable_ranks)
-        self._setup(name, pat_str, table, special_tokens, pretokenizer, normalizer)
+        self._assemble(name, pat_str, table, SpecialTokens(special_tokens, table), pretokenizer, normalizer)
         self._check_n_vocab(explicit_n_vocab)
 
     @classmethod
@@ -100,7 +107,7 @@ class Encoding:
     ) -> Encoding:
         """An encoding over an already built merge table (the registry's fast path: no ranks dict)."""
         encoding = cls.__new__(cls)
-        encoding._setup(name, pat_str, table, special_tokens, pretokenizer, normalizer)
+        encoding._assemble(name, pat_str, table, SpecialTokens(special_tokens, table), pretokenizer, normalizer)
         encoding._check_n_vocab(explicit_n_vocab)
         return encoding
 
@@ -113,18 +120,25 @@ class Encoding:
                 f"explicit_n_vocab={explicit_n_vocab}, but there are {n_mergeable} mergeable "
                 f"and {len(self._special_tokens)} special tokens with a largest id of {self.max_token_value}")
 
-    def _setup(
+    def _assemble(
         self,
         name: str,
         pat_str: str,
         table: _core.MergeTable,
-        special_tokens: Mapping[str, int],
+        specials: SpecialTokenPart,
         pretokenizer: PretokenizerChoice = "auto",
         normalizer: Normalizer = None,
+        *,
+        pretokenize: Callable[[str], Any] | None = None,
+        vocabulary_sha256: str | None = None,
     ) -> None:
-        """Everything but building the merge table, so that derived encodings can share one.
+        """Put the parts in place: every attribute of an encoding is set here, whichever constructor made the
+        parts, so that derived encodings (which share the table) and imported ones hold the same fields.
 
-        The ranks dict is the table's: the one it was built from, or built from it when first asked for.
+        `pretokenize`: the pre-tokenizer itself (a tokenizer.json's own); by default the engine `pretokenizer`
+        chooses for `pat_str`. `vocabulary_sha256`: what token files record of the vocabulary, when it is not
+        the hash of the ranks (token_outputs.vocabulary_sha256, which computes and keeps it otherwise). The
+        ranks dict is the table's: the one it was built from, or built from it when first asked for.
         """
         self.name = name
         self._pat_str = pat_str
@@ -132,19 +146,25 @@ class Encoding:
         self._normalizer = normalizer
         self._normalize_text = _normalize_function(normalizer)
         check_pattern(pat_str)
-        self._special_tokens = _checked_special_tokens(special_tokens, table)
         self._table = table
-        self._core = _core.CoreBPE(table, self._special_tokens)
+        self._specials = specials
+        self._special_tokens = specials.tokens
+        self._core = _core.CoreBPE(table, specials.core_parts(), specials.decode_bytes())
         self._special_token_values = frozenset(self._special_tokens.values())
         self._all_special = frozenset(self._special_tokens)
         self._default_policy = None     # built on first use (see _special_policy)
         self._policies = {}
-        self.max_token_value: int = max(table.max_rank, max(self._special_token_values, default=0))
+        self._ordinary_split = specials.split(frozenset())
+        self.max_token_value: int = max(table.max_rank, max(self._special_token_values, default=0),
+                                        max(specials.decode_bytes() or (0,)))
         # The engine that cuts text into pieces (pretokenizer.py): the compiled scanner of a pattern in the
         # family, else `regex` with tiktoken's classes.
         self._findall = RegexSplit(pat_str)
         self._pretokenizer_choice = checked_choice(pretokenizer)
-        self._pretokenize = choose(pat_str, self._pretokenizer_choice, self._findall)
+        self._pretokenize = choose(pat_str, self._pretokenizer_choice, self._findall) if pretokenize is None \
+            else pretokenize
+        if vocabulary_sha256 is not None:
+            self._vocabulary_sha256 = vocabulary_sha256
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -231,6 +251,8 @@ class Encoding:
             return self._encode_pieces_of(replace_surrogates(text), max_tokens, special_split)
 
     def _encode_pieces_of(self, text: str, max_tokens: int, special_split: Any) -> list[int]:
+        scanner = self._pretokenize
+        assert isinstance(scanner, _Scanner)    # (_encode_prefix comes here only with a compiled scanner)
         parts = special_split(text) if special_split is not None else [text]
         ids: list[int] = []
         for index, part in enumerate(parts):
@@ -241,7 +263,7 @@ class Encoding:
                 continue
             start = 0
             while len(ids) < max_tokens:
-                pieces, start = self._pretokenize.pieces_from(part, start, min(max_tokens - len(ids) + 16, 4096))
+                pieces, start = scanner.pieces_from(part, start, min(max_tokens - len(ids) + 16, 4096))
                 if not pieces:
                     break
                 ids += self._core.encode_pieces(pieces)
@@ -477,7 +499,13 @@ class Encoding:
             return _retry_repaired(self._core.encode_batch, self._pretokenize, special_split, texts, flat)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
-        """The id of text (or bytes) that is exactly one token, special tokens included; else ``KeyError``."""
+        """The id of text (or bytes) that is exactly one token, special tokens included (for a tokenizer.json,
+        its added tokens first, by text or by the bytes they decode to); else ``KeyError``."""
+        if isinstance(text_or_bytes, (bytearray, memoryview)):
+            text_or_bytes = bytes(text_or_bytes)
+        added = self._specials.token_id(text_or_bytes)
+        if added is not None:
+            return added
         if isinstance(text_or_bytes, str):
             special = self._special_tokens.get(text_or_bytes)
             if special is not None:
@@ -639,11 +667,11 @@ class Encoding:
             if owner_of_id.setdefault(token, text) != text:
                 raise ValueError(f"id {token} of {text!r} is already the special token {owner_of_id[token]!r}")
         derived = Encoding.__new__(Encoding)
-        derived._setup(
+        derived._assemble(
             name if name is not None else f"{self.name}+specials",
             self._pat_str,
             self._table,
-            {**self._special_tokens, **special_tokens},
+            SpecialTokens({**self._special_tokens, **special_tokens}, self._table),
             self._pretokenizer_choice,
             self._normalizer,
         )
@@ -657,7 +685,7 @@ class Encoding:
         as tiktoken's code points (pretokenizer.with_oracle_classes), except classes the tables do not hold
         (Unicode scripts such as \\p{Greek}), which follow the installed `regex`."""
         derived = Encoding.__new__(Encoding)
-        derived._setup(self.name, self._pat_str, self._table, self._special_tokens, pretokenizer, self._normalizer)
+        derived._assemble(self.name, self._pat_str, self._table, self._specials, pretokenizer, self._normalizer)
         return derived
 
     @property
@@ -701,8 +729,7 @@ class Encoding:
             # The default (every special token disallowed, none allowed), worked out once per encoding: again
             # on every call it cost 0.8 us of a 1.1 us encode("hello world") on o200k_base, and 20 us on
             # o200k_harmony (a set difference and the hash of ~1,000 tokens). Built on first use, not in
-            # _setup: compiling the search takes milliseconds with many special tokens, and hf_import.py
-            # puts its special tokens in place after _setup.
+            # _assemble: compiling the search takes milliseconds with many special tokens.
             if self._default_policy is None:
                 self._default_policy = self._policy_for(allowed_special, disallowed_special)
             return self._default_policy
@@ -740,7 +767,7 @@ class Encoding:
             disallowed = frozenset(disallowed_special)
         # Strings that are not special tokens of this encoding can never be split out as one.
         allowed &= self._all_special
-        return SpecialPolicy(_special_token_regex(allowed).split if allowed else None, _deferred_check(disallowed))
+        return SpecialPolicy(self._specials.split(allowed), _deferred_check(disallowed))
 
     def _checked_batch(
         self, texts: object, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
@@ -909,6 +936,46 @@ def _checked_special_tokens(special_tokens: Mapping[str, int], table: _core.Merg
     # Two names for one id are allowed here, as in tiktoken (o200k_harmony has one such pair: decoding
     # gives the first name); `with_special_tokens` refuses to create new ones.
     return dict(special_tokens)
+
+
+class SpecialTokenPart(Protocol):
+    """What an encoding's special-token part gives: `SpecialTokens` (tiktoken's rules), or hf_import.AddedTokens
+    (a tokenizer.json's added tokens)."""
+
+    tokens: dict[str, int]      # the special tokens: text -> id
+
+    def split(self, allowed: frozenset[str]) -> Callable[[str], list[str]] | None:
+        """The core's splitter around the allowed special tokens, or None; `split(frozenset())` is what splits
+        text when none is allowed (None: nothing)."""
+
+    def token_id(self, text_or_bytes: object) -> int | None:
+        """An id `encode_single_token` finds before looking in `tokens` and the vocabulary, or None."""
+
+    def core_parts(self) -> dict[str, int]:
+        """The splitter's parts -> their ids, for the core."""
+
+    def decode_bytes(self) -> dict[int, bytes] | None:
+        """id -> bytes for the ids the merge table does not decode and `tokens` do not name, or None."""
+
+
+class SpecialTokens:
+    """An encoding's special-token part by tiktoken's rules (`SpecialTokenPart`): the special tokens (text ->
+    id, none of them a mergeable token's id), each split out of a text where allowed, as its own id."""
+
+    def __init__(self, special_tokens: Mapping[str, int], table: _core.MergeTable) -> None:
+        self.tokens = _checked_special_tokens(special_tokens, table)
+
+    def split(self, allowed: frozenset[str]) -> Callable[[str], list[str]] | None:
+        return _special_token_regex(allowed).split if allowed else None
+
+    def token_id(self, text_or_bytes: object) -> int | None:
+        return None     # a special token is found by its text in `tokens`, the others in the table
+
+    def core_parts(self) -> dict[str, int]:
+        return self.tokens
+
+    def decode_bytes(self) -> dict[int, bytes] | None:
+        return None
 
 
 class SpecialPolicy(NamedTuple):

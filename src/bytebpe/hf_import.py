@@ -43,7 +43,7 @@ import regex
 
 from . import _core, _pretokenize, patterns
 from .atomic_write import write_bytes_atomically
-from .encoding import Encoding, SpecialPolicy, _special_token_regex
+from .encoding import Encoding, _special_token_regex
 from .file_formats import (NESTED_TOO_DEEPLY, TokenizerFileError, recognise, recognise_document, shortened,
                            wrong_format)
 from .hf_json import _byte_to_char, oniguruma_pattern
@@ -608,11 +608,12 @@ class _AddedToken:
         component = f"added_tokens[{index}]"
         if not isinstance(spec, dict):
             raise TokenizerJsonError(f"{component} must be an object, got {spec!r}")
-        self.id = spec.get("id")
-        if not isinstance(self.id, int) or isinstance(self.id, bool) or not 0 <= self.id < 2**32:
+        token_id = spec.get("id")
+        if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**32:
             # HF refuses the file then ("expected u32"), though it gives the token an id of its own choosing.
-            raise TokenizerJsonError(f"{component}.id: {self.id!r} is not an id (an integer from 0 to 2**32 - 1, "
+            raise TokenizerJsonError(f"{component}.id: {token_id!r} is not an id (an integer from 0 to 2**32 - 1, "
                                      "as HF requires)" if "id" in spec else f"{component}: no field 'id'")
+        self.id: int = token_id
         self.content = _field(spec, "content", str, component)
         self.single_word = _field(spec, "single_word", bool, component, False)
         self.lstrip = _field(spec, "lstrip", bool, component, False)
@@ -783,18 +784,71 @@ def _byte_level_decode(token: str) -> bytes:
 _CHAR_BYTE = {char: byte for byte, char in enumerate(_byte_to_char())}
 
 
+class AddedTokens:
+    """The special-token part of a tokenizer.json's encoding (encoding.SpecialTokens' interface): its added
+    tokens, split out of text as HF's AddedVocabulary does — the special ones where allowed, the others
+    always — each its own id. HF may give an added token the id of a vocabulary token (GPT-2's
+    <|endoftext|>), which tiktoken's rules refuse, and decodes an added token from its normalized form. The
+    post-processor's ids (`before`, `after`) reach the core as parts of the splitter's output, under names
+    that no added token has (the splitter returns only added tokens' contents from text)."""
+
+    def __init__(self, tokens: list[_AddedToken], decode_only: dict[int, bytes],
+                 normalize: Callable[[str], str] | None, prefix_space: bool, before: list[int],
+                 after: list[int]) -> None:
+        self.tokens = {token.content: token.id for token in tokens if token.special}
+        self._added = tokens
+        self._special = frozenset(self.tokens)
+        self._normalize = normalize
+        self._prefix_space = prefix_space
+        self._around = ([_post_part(i) for i in before], [_post_part(i) for i in after])
+        self._splits: dict[frozenset[str], Any] = {}
+        self._decode = dict(decode_only)
+        for token in tokens:
+            # HF decodes an added token from its normalized form (AddedVocabulary::simple_id_to_token).
+            self._decode[token.id] = _byte_level_decode(token.pattern if token.normalized else token.content)
+        parts = {token.content: token.id for token in tokens}
+        # (after the real contents, so that those name their ids for decoding)
+        post_parts = {_post_part(token_id): token_id for token_id in before + after}
+        if post_parts.keys() & parts.keys():
+            raise TokenizerJsonError("added_tokens: a token's content is bytebpe's private name of a "
+                                     "post-processor id")
+        self._core_parts = parts | post_parts
+        # encode_single_token: an added token by its text, or by the bytes it decodes to (HF's token_to_id
+        # looks in the added vocabulary first, as encoding splits an added token out first).
+        self._ids: dict[str | bytes, int] = {token.content: token.id for token in tokens}
+        self._ids.update((self._decode[token.id], token.id) for token in tokens)
+
+    def split(self, allowed: frozenset[str]) -> Any:
+        # Remembered per allowed set: with 1,283 added tokens (DeepSeek) building it again took longer than
+        # encoding a paragraph.
+        try:
+            return self._splits[allowed]
+        except KeyError:
+            splitter = _Splitter(self._added, self._special - allowed, self._normalize, self._prefix_space,
+                                 self._around).simplest()
+            self._splits[allowed] = splitter
+            return splitter
+
+    def token_id(self, text_or_bytes: object) -> int | None:
+        return self._ids.get(text_or_bytes) if isinstance(text_or_bytes, (str, bytes)) else None
+
+    def core_parts(self) -> dict[str, int]:
+        return self._core_parts
+
+    def decode_bytes(self) -> dict[int, bytes]:
+        return self._decode
+
+
 class TokenizerJsonEncoding(Encoding):
     """An `Encoding` read from an HF `tokenizer.json` (see `from_tokenizer_json`); pickles as its JSON."""
 
     _json_text: str
-    _added_ids: dict[str | bytes, int]
     add_special_tokens: bool
     """Whether each document's ids are wrapped in the post-processor's (`from_tokenizer_json`)."""
     prefix_ids: tuple[int, ...]
     """The ids put before each document's ids: the post-processor's with add_special_tokens=True, else ()."""
     suffix_ids: tuple[int, ...]
     """The ids put after each document's ids: the post-processor's with add_special_tokens=True, else ()."""
-    _around: tuple[list[str], list[str]]     # prefix_ids and suffix_ids as the splitter's parts
 
     @classmethod
     def _from_json_text(cls, text: str, name: str, add_special_tokens: bool = False,
@@ -820,76 +874,19 @@ class TokenizerJsonEncoding(Encoding):
                 raise TokenizerJsonError(f"post_processor: id {token_id} is neither in the vocabulary nor an added "
                                          "token (bytebpe could not decode it)")
 
+        specials = AddedTokens(tokens, model.decode_only, normalize, pre_tokenizer.prefix_space, before, after)
         encoding = cls.__new__(cls)
-        # The base setup with no special tokens, then the added tokens put in place by hand: HF may give an
-        # added token the id of a vocabulary token (GPT-2's <|endoftext|>), which Encoding refuses. The
-        # pattern is only bookkeeping when the pre-tokenizer is a Python callable.
-        encoding._setup(name, pre_tokenizer.known_pattern or r"[\s\S]+", model.table, {}, "auto")
-        encoding._pretokenize = pre_tokenizer.pretokenize
+        # The pattern is only bookkeeping when the pre-tokenizer is a Python callable.
+        encoding._assemble(name, pre_tokenizer.known_pattern or r"[\s\S]+", model.table, specials,
+                           pretokenize=pre_tokenizer.pretokenize,
+                           # Token files record this to check a decode against (token_outputs.vocabulary_sha256):
+                           # the whole file, since the merges, the pre-tokenizer and the added tokens decide the
+                           # ids as much as the vocabulary.
+                           vocabulary_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
         encoding._json_text = text
-        # Token files record this to check a decode against (token_outputs.vocabulary_sha256): the whole
-        # file, since the merges, the pre-tokenizer and the added tokens decide the ids as much as the vocabulary.
-        encoding._vocabulary_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        specials = {token.content: token.id for token in tokens if token.special}
-        encoding._special_tokens = specials
-        encoding._special_token_values = frozenset(specials.values())
-        encoding._all_special = frozenset(specials)
-        decode_bytes = dict(model.decode_only)
-        for token in tokens:
-            # HF decodes an added token from its normalized form (AddedVocabulary::simple_id_to_token).
-            decode_bytes[token.id] = _byte_level_decode(token.pattern if token.normalized else token.content)
-        core_parts = {token.content: token.id for token in tokens}
-        # The post-processor's ids reach the core as parts of the splitter's output, under names that no added
-        # token has (checked: the splitter returns only added tokens' contents from text); after the real
-        # contents, so that those name their ids for decoding.
-        post_parts = {_post_part(token_id): token_id for token_id in before + after}
-        if post_parts.keys() & core_parts.keys():
-            raise TokenizerJsonError("added_tokens: a token's content is bytebpe's private name of a "
-                                     "post-processor id")
-        encoding._core = _core.CoreBPE(model.table, core_parts | post_parts, decode_bytes)
-        encoding.max_token_value = max([model.table.max_rank, *decode_bytes])
-        encoding._added_tokens = tokens
-        # encode_single_token: an added token by its text, or by the bytes it decodes to (HF's token_to_id
-        # looks in the added vocabulary first, as encoding splits an added token out first).
-        encoding._added_ids = {token.content: token.id for token in tokens}
-        encoding._added_ids.update((decode_bytes[token.id], token.id) for token in tokens)
-        encoding._normalize = normalize
-        encoding._prefix_space = pre_tokenizer.prefix_space
         encoding.add_special_tokens = add_special_tokens
         encoding.prefix_ids, encoding.suffix_ids = tuple(before), tuple(after)
-        encoding._around = ([_post_part(i) for i in before], [_post_part(i) for i in after])
-        encoding._splitters = {}
-        encoding._policies = {}     # (set up by _setup, emptied here: the added tokens came after it)
-        encoding._ordinary_split = encoding._splitter(frozenset())
         return encoding
-
-    def _splitter(self, allowed: frozenset[str]) -> Any:
-        """The core's `special_split` with the special tokens `allowed` split out (None: no split)."""
-        try:
-            return self._splitters[allowed]
-        except KeyError:
-            splitter = _Splitter(self._added_tokens, self._all_special - allowed, self._normalize, self._prefix_space,
-                                 self._around).simplest()
-            self._splitters[allowed] = splitter
-            return splitter
-
-    def _policy_for(self, allowed_special: Any, disallowed_special: Any) -> SpecialPolicy:
-        # Encoding._special_policy remembers it per policy: with 1,283 added tokens (DeepSeek) working it out
-        # again took longer than encoding a paragraph.
-        policy = super()._policy_for(allowed_special, disallowed_special)
-        allowed = frozenset(self._all_special if allowed_special == "all" else allowed_special) & self._all_special
-        return policy._replace(special_split=self._splitter(allowed))
-
-    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
-        """The id of text (or bytes) that is exactly one token: an added token (special or not, by its text or
-        its decoded bytes), else a vocabulary token; else ``KeyError``."""
-        if isinstance(text_or_bytes, (bytearray, memoryview)):
-            text_or_bytes = bytes(text_or_bytes)
-        if isinstance(text_or_bytes, (str, bytes)):
-            added = self._added_ids.get(text_or_bytes)
-            if added is not None:
-                return added
-        return super().encode_single_token(text_or_bytes)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (TokenizerJsonEncoding._from_json_text, (self._json_text, self.name, self.add_special_tokens))

@@ -34,7 +34,7 @@ def read_address(url: str, expected_hash: str | None = None) -> bytes:
 
     official = {file.url: (spec, file) for spec in ENCODING_SPECS.values() for file in spec.files}
     spec, file = official.get(url, (None, None))
-    if spec is not None and spec.bundled is not None and bundled.is_bundled(spec.bundled):
+    if spec is not None and file is not None and spec.bundled is not None and bundled.is_bundled(spec.bundled):
         contents = original_files(spec.name)[file]
     else:
         pin = expected_hash.lower() if expected_hash else file.sha256 if file else None
