@@ -8,6 +8,10 @@ incremental decoder.
             neither sees text the other has already cached. Counts are checked equal first.
   offsets   `encode_with_offsets(doc)` against `encode(doc)` over ~4,000-character documents of 1 MB, warm.
   prefix    `encode(text, max_tokens=100)` against `encode(text)` of a 4 MB text (ids checked equal first).
+  truncate  `truncate(text, 100)` against `encode(text)` of the same 4 MB (the result checked to fit, and one
+            character more not to).
+  chunks    `chunks(text, 512)` against `encode(text)` of 1 MB, warm (the chunks checked to join to the text and
+            each to fit).
   stream    decoding the ids of 1 MB one id per step: `DecodeStream.step(id)` against the loop people write,
             `codecs`' incremental UTF-8 decoder fed `decode_single_token_bytes(id)`; texts checked equal first.
 
@@ -95,6 +99,34 @@ def measure_prefix(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[floa
     return statistics.median(prefix), statistics.median(whole), statistics.median(p / w for p, w in zip(prefix, whole))
 
 
+def measure_truncate(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[float, float, float]:
+    text = read_range(path, 2.0, 4.0)
+    cut = enc.truncate(text, 100)
+    assert enc.count(cut) <= 100 < enc.count(text[:len(cut) + 1])
+    whole, truncated = [], []
+    for k in range(rounds):
+        runs = [(whole, lambda: enc.encode(text)), (truncated, lambda: enc.truncate(text, 100))]
+        for timings, run in runs[:: 1 if k % 2 else -1]:
+            timings.append(cpu_seconds(run) * 1000)
+    return (statistics.median(truncated), statistics.median(whole),
+            statistics.median(t / w for t, w in zip(truncated, whole)))
+
+
+def measure_chunks(enc: bytebpe.Encoding, path: Path, rounds: int) -> float:
+    """chunks(text, 512)'s speed / encode(text)'s on the same 1 MB."""
+    text = read_range(path, 2.0, 1.0)
+    found = enc.chunks(text, 512)
+    assert "".join(found) == text and all(enc.count(chunk) <= 512 for chunk in found)
+    ratios = []
+    for k in range(rounds):
+        timings = {}
+        runs = [("chunks", lambda: enc.chunks(text, 512)), ("encode", lambda: enc.encode(text))]
+        for name, run in runs[:: 1 if k % 2 else -1]:
+            timings[name] = cpu_seconds(run)
+        ratios.append(timings["encode"] / timings["chunks"])
+    return statistics.median(ratios)
+
+
 def measure_offsets(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[float, float]:
     """(encode_with_offsets / encode, encode_with_offsets_to_numpy / encode_to_numpy)"""
     docs = split_into_documents(read_range(path, 2.0, 1.0), 4000)
@@ -128,13 +160,17 @@ def main() -> None:
         stream, loop, stream_ratio = measure_stream(enc, args.corpus_dir / file, args.rounds)
         prefix, whole, prefix_ratio = measure_prefix(enc, args.corpus_dir / file, args.rounds)
         offsets_ratio, offsets_numpy_ratio = measure_offsets(enc, args.corpus_dir / file, args.rounds)
+        truncated, whole_again, truncate_ratio = measure_truncate(enc, args.corpus_dir / file, args.rounds)
+        chunks_ratio = measure_chunks(enc, args.corpus_dir / file, args.rounds)
         rows.append([corpus, f"{count:.1f}", f"{encode:.1f}", f"{count_ratio:.2f}", f"{stream:.1f}", f"{loop:.1f}",
                      f"{stream_ratio:.2f}", f"{prefix:.1f} / {whole:.1f}", f"{prefix_ratio:.3f}", f"{offsets_ratio:.2f}",
-                     f"{offsets_numpy_ratio:.2f}"])
+                     f"{offsets_numpy_ratio:.2f}", f"{truncated:.2f} / {whole_again:.1f}", f"{truncate_ratio:.4f}",
+                     f"{chunks_ratio:.2f}"])
     print(markdown_table(["text", "count_ordinary MB/s", "len(encode_ordinary) MB/s", "ratio",
                           "decode_stream, 1 id a step, MB/s", "codecs loop MB/s", "ratio",
                           "4 MB: max_tokens=100 / whole, ms", "ratio",
-                          "encode_with_offsets / encode", "..._to_numpy / encode_to_numpy"], rows))
+                          "encode_with_offsets / encode", "..._to_numpy / encode_to_numpy",
+                          "4 MB: truncate(100) / encode, ms", "ratio", "chunks(512) speed / encode's (1 MB)"], rows))
     print("\nSingle thread, CPU time; count: ~4,000-character documents of 1 MB slices unseen by the method timed "
           "(cache primed on other text); stream: the ids of 1 MB decoded one id per step; prefix: the same 4 MB, "
           "warm, both ways by turns.")

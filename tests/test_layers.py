@@ -22,7 +22,7 @@ PACKAGE = CHECKOUT / "src" / "bytebpe" if (CHECKOUT / "src" / "bytebpe").is_dir(
 LAYERS: list[tuple[str, set[str]]] = [
     ("formats, tables and the compiled core: no Encoding, no network", {
         "_version", "_bundled_digests", "_core", "_pretokenize", "_textio", "_train", "_reference",
-        "atomic_write", "batching", "bundled", "encoded_documents", "file_formats", "hf_json", "interrupts",
+        "atomic_write", "batching", "budgets", "bundled", "encoded_documents", "file_formats", "hf_json", "interrupts",
         "models", "pattern_compiler", "patterns", "pretokenizer", "progress", "readers", "serialization",
         "token_files", "vocab_io"}),
     ("the encoding", {"encoding"}),

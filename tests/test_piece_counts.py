@@ -240,12 +240,12 @@ def test_counting_on_threads_gives_the_serial_counts_whatever_the_batches(texts,
     from bytebpe import training
 
     scanner = training.pretokenizer_for(training.resolve_pattern("cl100k_base", None))
-    serial = training.count_pieces(texts, scanner, workers=1)
+    serial = training.count_split_pieces(texts, scanner, workers=1)
     original = training.PARALLEL_BATCH_CHARS
     training.PARALLEL_BATCH_CHARS = batch_chars
     try:
-        threaded = training.count_pieces(texts, scanner, workers=workers)
-        again = training.count_pieces(texts, scanner, workers=workers)
+        threaded = training.count_split_pieces(texts, scanner, workers=workers)
+        again = training.count_split_pieces(texts, scanner, workers=workers)
     finally:
         training.PARALLEL_BATCH_CHARS = original
     assert threaded.to_dict() == serial.to_dict()
@@ -259,8 +259,8 @@ def test_counting_on_threads_on_real_text_trains_the_serial_vocabulary(corpus_di
     with open(corpus_dir / "multilingual.txt", encoding="utf-8") as file:
         lines = [line for _, line in zip(range(40_000), file)]
     scanner = training.pretokenizer_for(training.resolve_pattern("o200k_base", None))
-    serial = training.count_pieces(lines, scanner, workers=1)
-    threaded = training.count_pieces(lines, scanner, workers=2)
+    serial = training.count_split_pieces(lines, scanner, workers=1)
+    threaded = training.count_split_pieces(lines, scanner, workers=2)
     assert threaded.to_dict() == serial.to_dict() and len(serial) > 10_000
     pat_str = training.resolve_pattern("o200k_base", None)
     vocabularies = [training.train_from_counts(counts, 1500, pat_str=pat_str).mergeable_ranks
@@ -273,7 +273,7 @@ def test_an_error_on_a_counting_thread_is_raised_and_the_threads_stop():
 
     scanner = training.pretokenizer_for(training.resolve_pattern("cl100k_base", None))
     with pytest.raises(TypeError, match=r"texts\[3\] is a int"):
-        training.count_pieces(["a b", "c d", "e", 5, "f"], scanner, workers=2)
+        training.count_split_pieces(["a b", "c d", "e", 5, "f"], scanner, workers=2)
 
 
 def test_the_number_of_counting_threads_changes_no_count_nor_file(tmp_path, corpus_dir):

@@ -196,7 +196,7 @@ def test_train_equals_reference_on_random_texts(texts, n_merges):
 
 def test_piece_counts_are_the_regex_pieces(corpus_dir: Path):
     text = (corpus_dir / "multilingual.txt").read_text(encoding="utf-8")[:200_000]
-    counts = bytebpe.training.count_pieces(text.splitlines(keepends=True), bytebpe.training.pretokenizer_for(
+    counts = bytebpe.training.count_split_pieces(text.splitlines(keepends=True), bytebpe.training.pretokenizer_for(
         CL100K_PATTERN))
     assert counts.to_dict() == regex_piece_counts(text.splitlines(keepends=True))
 

@@ -78,8 +78,9 @@ from libc.string cimport memchr, memcmp, memcpy
 from libcpp.queue cimport priority_queue
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
+from libcpp.algorithm cimport lower_bound
 
-from bytebpe._pretokenize cimport ScanSpec, Scanner, scan_pieces
+from bytebpe._pretokenize cimport COMPILED, PatternProgram, ScanSpec, Scanner, scan_pieces
 
 from ._shared cimport (
     MAX_TOKEN_ID, SCAN_BATCH, PyUnicode_AsUTF8AndSize, _decode, _hash_bytes, _head_word, _head_word_of_8, _load32,
@@ -119,6 +120,12 @@ cdef extern from *:
     """
     ctypedef struct bytebpe_ndarray_head:
         char* data
+
+cdef extern from "_pattern_scan.h":
+    Py_ssize_t bytebpe_pattern_scan_seen(const PatternProgram* p, const uint8_t* s, Py_ssize_t start,
+                                         Py_ssize_t n, Py_ssize_t* piece_ends, Py_ssize_t* seen_out,
+                                         Py_ssize_t capacity) noexcept nogil
+
 
 cdef extern from "_piece_cache.h" namespace "bytebpe" nogil:
     # The persistent piece cache (the header explains its structure, admission rule and locking).
@@ -929,6 +936,65 @@ cdef class MergeTable:
         """Every mergeable token's bytes, in rank order."""
         return [self._token_bytes(rank) for rank in range(self.max_rank + 1) if self.token_len[rank] >= 0]
 
+    def longest_prefix(self, Scanner scanner not None, bytes data not None, Py_ssize_t budget,
+                       Py_ssize_t limit, bint whole):
+        """budgets.py's search over the text whose UTF-8 is `data`, the first bytes of a text (all of it if
+        `whole`): (k, its tokens) for the largest character boundary k <= `limit` such that ``data[:k]`` has at
+        most `budget` tokens, or None when `data` does not settle it (a longer prefix might fit)."""
+        if scanner.kind != COMPILED:
+            raise TypeError("only a compiled scanner (Scanner.compiled) reports what each piece looked at")
+        cdef const uint8_t* text = <const uint8_t*>PyBytes_AS_STRING(data)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
+        cdef const PatternProgram* program = scanner.spec.program
+        cdef vector[Py_ssize_t] piece_ends, furthest, tokens
+        cdef Py_ssize_t ends[SCAN_BATCH]
+        cdef Py_ssize_t seen[SCAN_BATCH]
+        cdef Py_ssize_t start = 0, count, j, reach = -1, total = 0, over = -1, bound, k, stable, tail
+        cdef vector[Rank] ids
+        tokens.push_back(0)
+        # Pieces i with S_i (`furthest`) and F_i (`tokens`, F_0 = 0 in front), up to i* (`over`) or the end.
+        while start < n and over < 0:
+            count = bytebpe_pattern_scan_seen(program, text, start, n, ends, seen, SCAN_BATCH)
+            for j in range(count):
+                total += self._tokens_of(data, start, ends[j], ids)
+                reach = max(reach, seen[j])
+                piece_ends.push_back(ends[j])
+                furthest.push_back(reach)
+                tokens.push_back(total)
+                start = ends[j]
+                if total > budget:
+                    over = piece_ends.size() - 1
+                    break
+        bound = furthest[over] if over >= 0 else n
+        if not (whole or limit <= n or bound < n):
+            return None
+        k = min(bound, n, limit)
+        while k > 0:
+            while k < n and (text[k] & 0xC0) == 0x80:   # a character boundary
+                k -= 1
+            # pieces 1..stable are the prefix's own (S_i < k)
+            stable = lower_bound(furthest.begin(), furthest.end(), k) - furthest.begin()
+            total = tokens[stable]
+            tail = piece_ends[stable - 1] if stable else 0
+            while tail < k and total <= budget:
+                count = bytebpe_pattern_scan_seen(program, text, tail, k, ends, seen, SCAN_BATCH)
+                for j in range(count):
+                    total += self._tokens_of(data, tail, ends[j], ids)
+                    tail = ends[j]
+                    if total > budget:
+                        break
+            if total <= budget:
+                return k, total
+            k -= 1
+        return 0, 0
+
+    cdef Py_ssize_t _tokens_of(self, bytes data, Py_ssize_t start, Py_ssize_t end, vector[Rank]& ids) except -1:
+        """How many tokens the piece ``data[start:end]`` merges into (`ids`: scratch space)."""
+        ids.clear()
+        if self.encode_piece(<const uint8_t*>PyBytes_AS_STRING(data) + start, end - start, ids):
+            _raise_missing_byte(data[start:end])
+        return ids.size()
+
     def encode_single_piece(self, bytes piece not None):
         """BPE of one piece of bytes, with no pre-tokenization."""
         cdef vector[Rank] out
@@ -1222,6 +1288,26 @@ cdef bint _holds_anchor(vector[Span]& segments, Py_ssize_t first, bytes anchor) 
             if memcmp(at + 1, needle + 1, m - 1) == 0:
                 return True
             at += 1
+    return False
+
+
+def text_holds(str text not None, bytes needle not None):
+    """Whether the UTF-8 of `text` holds the bytes `needle` (not empty), as `_holds_anchor` looks: memchr for
+    each candidate first byte, then a compare. (The UTF-8 is the one CPython keeps with the str.)"""
+    cdef Py_ssize_t n
+    cdef const uint8_t* at = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+    cdef const uint8_t* end = at + n
+    cdef const uint8_t* wanted = <const uint8_t*>PyBytes_AS_STRING(needle)
+    cdef Py_ssize_t m = PyBytes_GET_SIZE(needle)
+    if m == 0:
+        raise ValueError("an empty needle is in every text")
+    while end - at >= m:
+        at = <const uint8_t*>memchr(at, wanted[0], end - at - m + 1)
+        if at == NULL:
+            return False
+        if memcmp(at + 1, wanted + 1, m - 1) == 0:
+            return True
+        at += 1
     return False
 
 

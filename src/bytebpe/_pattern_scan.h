@@ -131,6 +131,25 @@ static inline ptrdiff_t bytebpe_pattern_back(const uint8_t* s, ptrdiff_t i, ptrd
 
 enum { BYTEBPE_FRAME_ALT, BYTEBPE_FRAME_GIVE_BACK, BYTEBPE_FRAME_EXTEND };
 
+// What a match looked at. The matcher calls seen.at(q) wherever its outcome depends on the code point at q or
+// on whether the text ends at q (never less than what it really looks at; more is safe). So a piece whose
+// match saw positions up to q is cut the same in every prefix of the text longer than q: what truncating to a
+// token budget needs (`bytebpe_pattern_scan_seen`). The plain scan instantiates the matcher with NoSeen, whose
+// calls compile to nothing.
+struct BytebpeNoSeen {
+    static constexpr bool tracks = false;
+    explicit BytebpeNoSeen(ptrdiff_t) {}
+    inline void at(ptrdiff_t) {}
+    inline ptrdiff_t furthest() const { return -1; }
+};
+struct BytebpeMaxSeen {
+    static constexpr bool tracks = true;
+    ptrdiff_t max;
+    explicit BytebpeMaxSeen(ptrdiff_t start) : max(start) {}
+    inline void at(ptrdiff_t q) { if (q > max) max = q; }
+    inline ptrdiff_t furthest() const { return max; }
+};
+
 struct BytebpePatternFrame {
     int32_t pc;         // ALT: where to resume; GIVE_BACK / EXTEND: the run's instruction
     int32_t kind;
@@ -142,9 +161,10 @@ struct BytebpePatternFrame {
 // or -1. Frames go on `stack` (room for `room` of them, shared with nested sub-matches, which start above
 // this match's frames). Dispatch is threaded (a computed goto after each instruction, gcc and clang): each
 // instruction's own indirect jump predicts its successor far better than one shared switch.
+template <class Seen>
 static ptrdiff_t bytebpe_pattern_match(const BytebpePatternProgram* p, int32_t pc, const uint8_t* s,
                                        ptrdiff_t pos, ptrdiff_t n, int depth, BytebpePatternFrame* stack,
-                                       int room) {
+                                       int room, Seen& seen) {
     static void* const ops[] = {
         &&op_match, &&op_set, &&op_byte, &&op_run, &&op_run, &&op_split, &&op_jmp, &&op_look, &&op_atomic,
         &&op_end_text, &&op_end_line, &&op_start_text, &&op_start_line, &&op_match,
@@ -160,12 +180,14 @@ static ptrdiff_t bytebpe_pattern_match(const BytebpePatternProgram* p, int32_t p
 op_match:
     return pos;
 op_set:
+    seen.at(pos);
     if (pos < n && ((bytebpe_pattern_bits(p, s, pos, n, &width) >> ins[1]) & 1)) {
         pos += width;
         BYTEBPE_NEXT(pc + 1);
     }
     goto fail;
 op_byte:
+    seen.at(pos);
     if (pos < n && s[pos] == (uint8_t)ins[1]) {
         ++pos;
         BYTEBPE_NEXT(pc + 1);
@@ -190,6 +212,7 @@ op_run: {
                 break;
             pos += width;
         }
+        seen.at(pos);
         if (ins[2] == 0) {
             shortest = start;
         } else {
@@ -202,12 +225,14 @@ op_run: {
     }
     if (ins[4] == BYTEBPE_LAZY) {
         pos = bytebpe_pattern_take(p, ins, s, pos, n, ins[2], ins[2], &count, &shortest);
+        seen.at(pos);
         if (count < ins[2]) goto fail;
         if ((ins[3] < 0 || count < ins[3]) && top < room)
             stack[top++] = BytebpePatternFrame{pc, BYTEBPE_FRAME_EXTEND, pos, count};
         BYTEBPE_NEXT(pc + 1);
     }
     pos = bytebpe_pattern_take(p, ins, s, pos, n, ins[2], ins[3], &count, &shortest);
+    seen.at(pos);
     if (count < ins[2]) goto fail;
     if (ins[4] == BYTEBPE_GREEDY) {
 give_back:
@@ -225,6 +250,7 @@ give_back:
 op_split:
     // ins: op, first choice, second choice, guard: class bits one of which the code point here must have for
     // the first choice to match (0: none known)
+    if (ins[3] != 0) seen.at(pos);
     if (ins[3] != 0 && !bytebpe_pattern_has(p, (uint32_t)ins[3], s, pos, n)) BYTEBPE_NEXT(ins[2]);
     if (top < room) stack[top++] = BytebpePatternFrame{ins[2], BYTEBPE_FRAME_ALT, pos, 0};
     BYTEBPE_NEXT(ins[1]);
@@ -233,21 +259,23 @@ op_jmp:
 op_look: {
     // ins: op, negative, where to continue
     bool matched = depth < BYTEBPE_PATTERN_MAX_NESTING
-                   && bytebpe_pattern_match(p, pc + 1, s, pos, n, depth + 1, stack + top, room - top) >= 0;
+                   && bytebpe_pattern_match(p, pc + 1, s, pos, n, depth + 1, stack + top, room - top, seen) >= 0;
     if (matched == (ins[1] != 0)) goto fail;
     BYTEBPE_NEXT(ins[2]);
 }
 op_atomic: {
     ptrdiff_t end = depth < BYTEBPE_PATTERN_MAX_NESTING
-                    ? bytebpe_pattern_match(p, pc + 1, s, pos, n, depth + 1, stack + top, room - top) : -1;
+                    ? bytebpe_pattern_match(p, pc + 1, s, pos, n, depth + 1, stack + top, room - top, seen) : -1;
     if (end < 0) goto fail;
     pos = end;
     BYTEBPE_NEXT(ins[1]);
 }
 op_end_text:
+    seen.at(pos);
     if (pos == n) BYTEBPE_NEXT(pc + 1);
     goto fail;
 op_end_line:
+    seen.at(pos);
     if (pos == n || s[pos] == '\n') BYTEBPE_NEXT(pc + 1);
     goto fail;
 op_start_text:
@@ -286,6 +314,7 @@ fail:
         int64_t one;
         ptrdiff_t ignored = -1;
         ptrdiff_t next = bytebpe_pattern_take(p, run, s, frame->pos, n, 1, 1, &one, &ignored);
+        seen.at(next);
         if (one == 1) {
             int32_t resume = frame->pc + 1;
             frame->pos = next;
@@ -335,10 +364,12 @@ BYTEBPE_ALWAYS_INLINE ptrdiff_t bytebpe_shape_run(const BytebpePatternProgram* p
 
 // Where the shape's runs after A end, starting at q: B{low,high} (OPT_RUN), or U* L+ with U* giving back to the
 // last code point L can start at (OPT_CASED); -1 if they cannot match there.
+template <class Seen>
 BYTEBPE_ALWAYS_INLINE ptrdiff_t bytebpe_shape_runs(const BytebpePatternProgram* p, const int32_t* shape,
-                                                   const uint8_t* s, ptrdiff_t q, ptrdiff_t n) {
+                                                   const uint8_t* s, ptrdiff_t q, ptrdiff_t n, Seen& seen) {
     int64_t count;
     ptrdiff_t end = bytebpe_shape_run(p, 1, shape[4], shape[6], s, q, n, &count);
+    seen.at(end);
     if (shape[0] == BYTEBPE_SHAPE_OPT_RUN) return count < shape[5] ? -1 : end;
     const uint32_t lower = 1u << shape[7];
     if (!bytebpe_pattern_has(p, lower, s, end, n)) {
@@ -351,39 +382,49 @@ BYTEBPE_ALWAYS_INLINE ptrdiff_t bytebpe_shape_runs(const BytebpePatternProgram* 
         }
         return -1;
     }
-    return bytebpe_shape_run(p, 1, shape[7], -1, s, end, n, &count);
+    end = bytebpe_shape_run(p, 1, shape[7], -1, s, end, n, &count);
+    seen.at(end);
+    return end;
 }
 
 // A branch of one of the two shapes (pattern_compiler._shape) at s[i]: its end, or -1.
+template <class Seen>
 BYTEBPE_ALWAYS_INLINE ptrdiff_t bytebpe_shape_match(const BytebpePatternProgram* p, const int32_t* shape, const uint8_t* s,
-                                            ptrdiff_t i, ptrdiff_t n, BytebpePatternFrame* stack) {
+                                            ptrdiff_t i, ptrdiff_t n, BytebpePatternFrame* stack, Seen& seen) {
     int64_t count;
     ptrdiff_t end = -1;
+    seen.at(i);
     if (shape[1] != 0 && i < n) {
         ptrdiff_t width = 1;
         bool taken = shape[1] == 2 ? s[i] == (uint8_t)shape[2]
                                    : ((bytebpe_pattern_bits(p, s, i, n, &width) >> shape[2]) & 1) != 0;
         if (taken) {
-            end = bytebpe_shape_runs(p, shape, s, i + width, n);
+            end = bytebpe_shape_runs(p, shape, s, i + width, n, seen);
             if (end < 0 && shape[3]) return -1;     // a possessive A keeps its code point
         }
     }
-    if (end < 0) end = bytebpe_shape_runs(p, shape, s, i, n);
+    if (end < 0) end = bytebpe_shape_runs(p, shape, s, i, n, seen);
     if (end < 0) return -1;
     if (shape[8] != 0) end = bytebpe_shape_run(p, shape[8], shape[9], shape[10], s, end, n, &count);
+    seen.at(end);
     if (shape[11] != 0) end = bytebpe_shape_run(p, shape[11], shape[12], shape[13], s, end, n, &count);
+    seen.at(end);
     if (shape[14] >= 0 && bytebpe_pattern_has(p, (uint32_t)shape[15], s, end, n)) {
         // What is left always matches (the compiler checked): run it where it can take something.
-        const ptrdiff_t rest = bytebpe_pattern_match(p, shape[14], s, end, n, 0, stack, BYTEBPE_PATTERN_STACK);
+        const ptrdiff_t rest = bytebpe_pattern_match(p, shape[14], s, end, n, 0, stack, BYTEBPE_PATTERN_STACK,
+                                                     seen);
         if (rest > end) end = rest;
     }
     return end;
 }
 
 // Scan pieces of s[start:n] (start < n) and write the end of each to piece_ends, at most `capacity` (>= 1) of
-// them; returns how many were written.
-static inline ptrdiff_t bytebpe_pattern_scan(const BytebpePatternProgram* p, const uint8_t* s, ptrdiff_t start,
-                                             ptrdiff_t n, ptrdiff_t* piece_ends, ptrdiff_t capacity) {
+// them; returns how many were written. With a BytebpeMaxSeen, also the furthest position each piece's match
+// looked at (`seen_out`, see BytebpeMaxSeen).
+template <class Seen>
+static inline ptrdiff_t bytebpe_pattern_scan_with(const BytebpePatternProgram* p, const uint8_t* s, ptrdiff_t start,
+                                                  ptrdiff_t n, ptrdiff_t* piece_ends, ptrdiff_t* seen_out,
+                                                  ptrdiff_t capacity) {
     BytebpePatternFrame stack[BYTEBPE_PATTERN_STACK];
     const size_t branches = p->branch_pc.size();
     const int32_t* branch_pc = p->branch_pc.data();
@@ -391,6 +432,7 @@ static inline ptrdiff_t bytebpe_pattern_scan(const BytebpePatternProgram* p, con
     const int32_t* branch_shape = p->branch_shape.data();
     ptrdiff_t count = 0, width;
     while (start < n && count < capacity) {
+        Seen seen(start);
         // The branches the code point at `start` can start (bit k: branch k, at most 32), tried in pattern
         // order: for ASCII from a table, else from its class bits.
         uint32_t candidates = 0;
@@ -408,12 +450,27 @@ static inline ptrdiff_t bytebpe_pattern_scan(const BytebpePatternProgram* p, con
             const int k = __builtin_ctz(candidates);
             const int32_t* shape = branch_shape + (size_t)k * BYTEBPE_SHAPE_WORDS;
             const ptrdiff_t found = shape[0] != BYTEBPE_SHAPE_NONE
-                ? bytebpe_shape_match(p, shape, s, start, n, stack)
-                : bytebpe_pattern_match(p, branch_pc[k], s, start, n, 0, stack, BYTEBPE_PATTERN_STACK);
+                ? bytebpe_shape_match(p, shape, s, start, n, stack, seen)
+                : bytebpe_pattern_match(p, branch_pc[k], s, start, n, 0, stack, BYTEBPE_PATTERN_STACK, seen);
             if (found > start) { end = found; break; }
         }
+        if (Seen::tracks) seen_out[count] = seen.furthest();
         piece_ends[count++] = end;
         start = end;
     }
     return count;
+}
+
+static inline ptrdiff_t bytebpe_pattern_scan(const BytebpePatternProgram* p, const uint8_t* s, ptrdiff_t start,
+                                             ptrdiff_t n, ptrdiff_t* piece_ends, ptrdiff_t capacity) {
+    return bytebpe_pattern_scan_with<BytebpeNoSeen>(p, s, start, n, piece_ends, nullptr, capacity);
+}
+
+// bytebpe_pattern_scan, also writing to seen_out the furthest position each piece's match looked at: a piece
+// is cut the same in any prefix s[:k] with k > that position (and all the pieces before it are too, when
+// theirs are below k).
+static inline ptrdiff_t bytebpe_pattern_scan_seen(const BytebpePatternProgram* p, const uint8_t* s, ptrdiff_t start,
+                                                  ptrdiff_t n, ptrdiff_t* piece_ends, ptrdiff_t* seen_out,
+                                                  ptrdiff_t capacity) {
+    return bytebpe_pattern_scan_with<BytebpeMaxSeen>(p, s, start, n, piece_ends, seen_out, capacity);
 }

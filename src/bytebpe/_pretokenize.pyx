@@ -584,6 +584,9 @@ cdef extern from "_unicode_props.h":
 cdef extern from "_pattern_scan.h":
     Py_ssize_t bytebpe_pattern_scan(const PatternProgram* p, const uint8_t* s, Py_ssize_t start, Py_ssize_t n,
                                     Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil
+    Py_ssize_t bytebpe_pattern_scan_seen(const PatternProgram* p, const uint8_t* s, Py_ssize_t start,
+                                         Py_ssize_t n, Py_ssize_t* piece_ends, Py_ssize_t* seen_out,
+                                         Py_ssize_t capacity) noexcept nogil
     uint32_t bytebpe_pattern_bits_of(const PatternProgram* p, uint32_t cp) noexcept nogil
     enum:
         BYTEBPE_PATTERN_MAX_INSTRUCTIONS
@@ -856,6 +859,30 @@ cdef class Scanner:
                 pieces.append(PyUnicode_DecodeUTF8(<const char*>data + start, ends[k] - start, NULL))
                 start = ends[k]
         return pieces, start
+
+    def pieces_seen(self, bytes data not None, Py_ssize_t start, Py_ssize_t end, Py_ssize_t max_pieces):
+        """The pieces of the text whose UTF-8 is ``data[:end]``, from byte `start` on (a piece start), at most
+        `max_pieces`: (their ends, and for each the furthest byte its match looked at, whether it held a code
+        point or the text ended there). A piece, and every piece before it, is cut the same in any prefix
+        ``data[:k]`` with k beyond that byte and beyond those of the pieces before it. Compiled scanners only.
+        """
+        if self.kind != COMPILED:
+            raise TypeError("only a compiled scanner (Scanner.compiled) reports what each piece looked at")
+        if not 0 <= start <= end <= len(data):
+            raise ValueError(f"start {start} and end {end} must satisfy 0 <= start <= end <= {len(data)}")
+        cdef const uint8_t* text = <const uint8_t*><const char*>data
+        cdef Py_ssize_t ends[SCAN_BATCH]
+        cdef Py_ssize_t seen[SCAN_BATCH]
+        cdef Py_ssize_t count, k
+        cdef list piece_ends = [], piece_seen = []
+        while start < end and PyList_GET_SIZE(piece_ends) < max_pieces:
+            count = bytebpe_pattern_scan_seen(self.spec.program, text, start, end, ends, seen,
+                                              min(SCAN_BATCH, max_pieces - PyList_GET_SIZE(piece_ends)))
+            for k in range(count):
+                piece_ends.append(ends[k])
+                piece_seen.append(seen[k])
+            start = ends[count - 1]
+        return piece_ends, piece_seen
 
     def count(self, str text not None):
         """How many pieces `text` has (the scan alone, without the GIL: benchmarks time the stage with it)."""

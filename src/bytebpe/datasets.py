@@ -255,7 +255,7 @@ def encode_files(
         sets = [stack.enter_context(TokenSetWriter(name, dtype=dtype, format=format, fsync=fsync,
                                                    n_inputs=len(files), shard_tokens=shard_tokens))
                 for name in names]
-        choose = _Splitter(val_fraction, seed) if val_fraction is not None else None
+        choose = _TrainValSplitter(val_fraction, seed) if val_fraction is not None else None
 
         def write(batch: Encoded) -> None:
             if choose is None:
@@ -292,7 +292,7 @@ def encode_files(
     return summary
 
 
-class _Splitter:
+class _TrainValSplitter:
     """Document -> train or val: a seeded generator drawn in document order (deterministic whatever the
     batches: PCG64 gives the same numbers drawn in one call or in many)."""
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoReturn, Protocol
 
 from . import _core, batching
+from .budgets import longest_fitting_prefix
 from ._core import MAX_TOKEN_ID, InvalidTokenError
 from ._pretokenize import Scanner as _Scanner
 from .hf_json import write_tokenizer_json
@@ -243,7 +244,7 @@ class Encoding:
                 _run_deferred_check(deferred_check, text)
                 ids = _retry_repaired(self._core.encode, self._pretokenize, special_split, text)
             return ids[:max_tokens]
-        if deferred_check is not None and (not deferred_check[0] or deferred_check[0].decode() in text):
+        if deferred_check is not None and (not deferred_check[0] or _holds(text, deferred_check[0])):
             deferred_check[1](text)     # the whole text, as encode checks it
         try:
             return self._encode_pieces_of(text, max_tokens, special_split)
@@ -366,6 +367,125 @@ class Encoding:
         except UnicodeEncodeError:
             _run_deferred_check(deferred_check, text)
             return _retry_repaired(self._core.count, self._pretokenize, special_split, text)
+
+    def truncate(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        side: Literal["right"] = "right",
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> str:
+        """The longest prefix of `text` (whole characters) that fits in `max_tokens` tokens:
+        ``len(encode(result, allowed_special=..., disallowed_special=...)) <= max_tokens``, and every longer
+        prefix encodes to more. Not ``decode(encode(text)[:max_tokens])``, which can cut a character in half
+        and re-encode to more tokens: counts are not monotone in the length of a prefix (budgets.py has the
+        search and why it is exact). The cost grows with `max_tokens`, not with the text.
+
+        The special-token rules are encode's: an allowed special token is one token (a prefix that ends inside
+        one holds its start as ordinary text), and a result that holds a disallowed one raises ValueError, as
+        encode(result) would. ``side="left"`` (the longest suffix) is not built yet: ValueError. For an
+        encoding with a normalizer the text must already be normalized (the result is a prefix of it); an
+        encoding read from a tokenizer.json, or whose pattern the compiled scanner does not run, raises
+        TypeError.
+        """
+        end = self._fit(text, 0, max_tokens, side, allowed_special, disallowed_special)
+        return text[:end]
+
+    def chunks(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[str]:
+        """`text` cut into consecutive chunks of at most `max_tokens` tokens each: each chunk is `truncate` of
+        what is left (a single character that alone exceeds the budget is a chunk of its own), so
+        ``"".join(chunks) == text``. The same rules and errors as `truncate`; the cost grows with the text."""
+        checked = text if text.__class__ is str else _check_text(text)
+        found: list[str] = []
+        start = 0
+        while start < len(checked):
+            end = self._fit(checked, start, max_tokens, "right", allowed_special, disallowed_special,
+                            checked_already=start > 0)
+            if end == start:
+                end = start + 1     # one character over the budget on its own
+            found.append(checked[start:end])
+            start = end
+        return found
+
+    def _fit(self, text: str, start: int, max_tokens: int, side: str, allowed_special: AllowedSpecial,
+             disallowed_special: DisallowedSpecial, checked_already: bool = False) -> int:
+        """The end of the longest ``text[start:end]`` that fits in `max_tokens` tokens (see `truncate`)."""
+        if text.__class__ is not str:
+            text = _check_text(text)
+        max_tokens = _checked_max_tokens(max_tokens)
+        if side != "right":
+            raise ValueError(f'side must be "right" (the longest prefix), got {side!r}: "left" is not built yet')
+        if not isinstance(self._specials, SpecialTokens):
+            raise TypeError(f"truncate and chunks are not supported for {self.name!r}: the added tokens and "
+                            "normalizer of a tokenizer.json are applied around its pre-tokenizer (use "
+                            "encode(..., max_tokens=N) for the first N ids)")
+        scanner = self._budget_scanner()
+        if not checked_already and self._normalizer is not None \
+                and not unicodedata.is_normalized(self._normalizer, text):
+            raise ValueError(f"{self.name!r} normalizes text to {self._normalizer} first: truncate and chunks return "
+                             f"a part of the text given, so give it normalized "
+                             f"(unicodedata.normalize({self._normalizer!r}, text))")
+        special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
+        try:
+            end = self._fit_end(text, start, max_tokens, scanner, special_split, allowed_special)
+        except UnicodeEncodeError:
+            raise ValueError("the text holds surrogates, which have no UTF-8: repair it first "
+                             "(text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace'))") from None
+        if deferred_check is not None:
+            # The part returned, as encode checks it (the search counts a disallowed token's text as ordinary).
+            part = text[start:end]
+            if not deferred_check[0] or _core.text_holds(part, deferred_check[0]):
+                deferred_check[1](part)
+        return end
+
+    def _fit_end(self, text: str, start: int, max_tokens: int, scanner: _Scanner, special_split: Any,
+                 allowed_special: AllowedSpecial) -> int:
+        table = self._table
+        find_special = getattr(special_split, "__self__", None)
+        budget = max_tokens
+        while True:
+            found = find_special.search(text, start) if find_special is not None else None
+            if found is None:
+                return start + longest_fitting_prefix(scanner, table, text, start, len(text), budget,
+                                                      len(text) - start)[0]
+            stop, special_end = found.start(), found.end()
+            cut, tokens = longest_fitting_prefix(scanner, table, text, start, stop, budget, stop - start)
+            if cut == stop - start and tokens + 1 <= budget:
+                budget -= tokens + 1    # all of it fits, and the special token after it
+                start = special_end
+                continue
+            # The cut lies before the special token's end; inside it, its start is ordinary text.
+            cut = longest_fitting_prefix(scanner, table, text, start, special_end, budget,
+                                         special_end - start - 1)[0]
+            while start + cut > stop and len(special_split(text[stop:start + cut])) > 1:
+                # (the start of a special token that holds a shorter one: counted as encode counts it)
+                if self.count(text[start:start + cut], allowed_special=allowed_special,  # type: ignore[arg-type]
+                              disallowed_special=()) <= budget:
+                    break
+                cut = longest_fitting_prefix(scanner, table, text, start, special_end, budget, cut - 1)[0]
+            return start + cut
+
+    def _budget_scanner(self) -> _Scanner:
+        """The compiled scanner of this encoding's pattern: the one scanner that reports what each piece's
+        match looked at (hand-written scanners equal it on every input; tests check)."""
+        scanner = self.__dict__.get("_compiled_scanner")
+        if scanner is None:
+            try:
+                scanner = _Scanner.compiled(self._pat_str)
+            except ValueError as error:
+                raise TypeError(f"truncate and chunks need a pattern the compiled scanner runs; {self.name!r}'s "
+                                f"is not one: {error}") from None
+            self.__dict__["_compiled_scanner"] = scanner
+        return scanner
 
     def count_batch(
         self,
@@ -831,6 +951,15 @@ def _check_texts(texts: object) -> list[str]:
                 raise TypeError(f"expected str at index {i}, got {type(text).__name__}")
         texts = [text if text.__class__ is str else str.__str__(text) for text in texts]
     return texts
+
+
+def _holds(text: str, anchor: bytes) -> bool:
+    """Whether `text` may hold a special token starting with `anchor` (always, for text with surrogates, which
+    has no UTF-8 to search: the regex check then reads the text itself)."""
+    try:
+        return _core.text_holds(text, anchor)
+    except UnicodeEncodeError:
+        return True
 
 
 def _surrogate_pair_starts(text: str) -> list[int]:

@@ -658,7 +658,7 @@ def _added_tokens(specs: Any, model: _Model, normalize: Callable[[str], str] | N
     return list(by_content.values())
 
 
-class _Splitter:
+class _AddedTokenSplitter:
     """HF's AddedVocabulary::extract_and_normalize as the core's `special_split`: ordinary text (normalized)
     and the contents of the added tokens found, alternately. `skipped`: special tokens whose matches are
     found but not split out (HF's encode_special_tokens)."""
@@ -824,7 +824,7 @@ class AddedTokens:
         try:
             return self._splits[allowed]
         except KeyError:
-            splitter = _Splitter(self._added, self._special - allowed, self._normalize, self._prefix_space,
+            splitter = _AddedTokenSplitter(self._added, self._special - allowed, self._normalize, self._prefix_space,
                                  self._around).simplest()
             self._splits[allowed] = splitter
             return splitter

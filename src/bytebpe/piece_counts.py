@@ -55,7 +55,7 @@ def count_pieces(texts: Iterable[str], *, pattern: str | None = "cl100k_base", p
     the same either way.
     """
     resolved = training.resolve_pattern(None if pat_str is not None else pattern, pat_str)
-    counts = training.count_pieces(texts, training.pretokenizer_for(resolved), progress=progress,
+    counts = training.count_split_pieces(texts, training.pretokenizer_for(resolved), progress=progress,
                                    max_distinct_pieces=max_distinct_pieces, workers=workers)
     counts.pat_str = resolved
     return counts

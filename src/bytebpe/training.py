@@ -33,7 +33,7 @@ from .progress import progress_bar
 from .readers import PathLike, ReadTally, check_read_options, find_input_files, read_texts
 from .registry import ENCODING_SPECS
 
-__all__ = ["train", "train_from_files", "resolve_pattern", "count_pieces", "count_files_pieces", "EmptyCorpusWarning"]
+__all__ = ["train", "train_from_files", "resolve_pattern", "count_split_pieces", "count_files_pieces", "EmptyCorpusWarning"]
 
 # Texts are pre-tokenized and counted in batches of about this many characters. A batch's pieces are
 # ~50-byte str objects, about 10 per 40 characters of English, so a batch costs ~1 MB of Python objects
@@ -89,7 +89,7 @@ def resolve_pattern(pattern: str | None = None, pat_str: str | None = None) -> s
 def pretokenizer_for(pat_str: str) -> SplitFunction:
     """str -> list of pieces, as `Encoding` pre-tokenizes (pretokenizer.split_function).
 
-    For a pattern of the family (pattern_compiler) this is the compiled `Scanner`, which `count_pieces`
+    For a pattern of the family (pattern_compiler) this is the compiled `Scanner`, which `count_split_pieces`
     feeds whole texts to.
     """
     return split_function(pat_str)
@@ -219,7 +219,7 @@ def _add_pieces(counts: _train.PieceCounts, pretokenize: SplitFunction, texts: l
         counts.add_pieces(_pieces_of(pretokenize, [replace_surrogates(text) for text in texts]))
 
 
-def count_pieces(
+def count_split_pieces(
     texts: Iterable[str], pretokenize: SplitFunction, *, progress: bool = False, max_distinct_pieces: int | None = None,
     workers: int | None = None,
 ) -> _train.PieceCounts:
@@ -243,7 +243,7 @@ def _count(
     texts: Iterable[str | bytes], pretokenize: SplitFunction, *, progress: bool = False,
     max_distinct_pieces: int | None = None, workers: int | None = None, utf8: bool = False,
 ) -> _train.PieceCounts:
-    """`count_pieces`; with `utf8` (a compiled scanner only) the texts may also be bytes of valid UTF-8."""
+    """`count_split_pieces`; with `utf8` (a compiled scanner only) the texts may also be bytes of valid UTF-8."""
     check_max_distinct_pieces(max_distinct_pieces)
     # More threads than cores count no faster, and each holds a table of its own: at most one per core, as
     # encode_batch's threads (the counts never depend on the number).
@@ -273,7 +273,7 @@ def _count(
 
 def _count_in_parallel(texts: Iterable[str | bytes], scanner: _pretokenize.Scanner, workers: int,
                        bar: Any, utf8: bool = False) -> _train.PieceCounts:
-    """count_pieces' threads: batch i goes to table i % workers once that table's previous batch is done."""
+    """count_split_pieces' threads: batch i goes to table i % workers once that table's previous batch is done."""
     from concurrent.futures import Future, ThreadPoolExecutor
 
     tables = [_train.PieceCounts() for _ in range(workers)]
@@ -318,7 +318,7 @@ def count_files_pieces(
     caller: str = "count_pieces_from_files",
     workers: int | None = None,
 ) -> _train.PieceCounts:
-    """`count_pieces` over the documents of the files `paths` names (`readers`; a `.txt` cut where no
+    """`count_split_pieces` over the documents of the files `paths` names (`readers`; a `.txt` cut where no
     piece crosses), for `train_from_files` and `count_pieces_from_files` (`caller`, named in the warning
     about skipped or replaced documents when no `tally` is given).
 
@@ -441,7 +441,7 @@ def train(
     """
     pat_str = check_train_arguments(vocab_size, pattern, pat_str, special_tokens, min_frequency, max_token_length,
                                      name, max_distinct_pieces)
-    counts = count_pieces(texts, pretokenizer_for(pat_str), progress=progress, max_distinct_pieces=max_distinct_pieces,
+    counts = count_split_pieces(texts, pretokenizer_for(pat_str), progress=progress, max_distinct_pieces=max_distinct_pieces,
                           workers=workers)
     _warn_if_pruned(counts)
     # Called from here, so that its warning's stacklevel points at our caller too.
