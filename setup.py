@@ -1,11 +1,11 @@
 """Only the extension list and its compiler directives; metadata lives in pyproject.toml.
 
-Build flavours, chosen by environment variables (see README, "Hunting memory bugs"):
+Build flavours, chosen by environment variables (docs/development.md, "Hunting memory bugs"):
   BYTEBPE_DEBUG=1      -O0 with C++ container assertions and Cython bounds checks.
   BYTEBPE_SANITIZE=1   AddressSanitizer + UndefinedBehaviorSanitizer (and the same assertions and checks), for
                        an uninstrumented Python that preloads the sanitizer runtime: tools/sanitize.sh.
   BYTEBPE_SANITIZE=fuzzer   the same plus clang's -fsanitize=fuzzer-no-link, so that atheris sees coverage
-                       of the compiled code (needs CC=clang CXX=clang++): fuzz/README.md.
+                       of the compiled code (needs CC=clang CXX=clang++): fuzz/run.sh.
 A flavour build must start from a clean tree (no build/, no generated .cpp): setuptools and cythonize reuse
 up-to-date outputs whatever the flags. tools/sanitize.sh builds from a fresh copy for that reason.
 """

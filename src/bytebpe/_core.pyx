@@ -12,22 +12,20 @@ MergeTable (the vocabulary; shared read-only by every thread)
   candidate pairs of a long piece are not tokens). Built from a dict, a `.tiktoken` file
   (`from_tiktoken` / `_parse_tiktoken` in _tiktoken_format.pxi: in C, every offset checked) or a bundled
   vocabulary (`from_bundled`).
-- Merge strategies, chosen by piece length in `merge_piece` (thresholds are the enums below, each with its
-  measurement), each a module-level function of the table in its own included file:
+- Merge strategies, chosen by piece length in `merge_piece` (thresholds are the enums below; their
+  measurements are in benchmarks/README.md), each a module-level function of the table in its own included file:
   whole-piece lookup first; `_merge_by_scan` (_merge_scan.pxi) up to SCAN_MAX_BYTES (flat arrays on the
   stack, 4-wide minimum search, no allocation); `_merge_by_heap` (_merge_heap.pxi) below BUCKETS_MIN_BYTES
   (binary heap, lazy invalidation, O(n log n)); `_merge_by_buckets` (_merge_buckets.pxi) from
-  BUCKETS_MIN_BYTES (one bucket per rank: a long piece has many pairs of few ranks; on 65-255-byte pieces
-  the heap measured 2.2x faster in the review of issue 15, so buckets start at 256); `_merge_run`
-  (_merge_run.pxi) from RUN_MIN_BYTES for pieces that repeat one byte (runs of equal tokens: 50 MB of "a"
-  took 1.33 GB by buckets, 79 MB this way). `_merge_by_pair_rank` (_merge_pair_rank.pxi) is the pair-rank
+  BUCKETS_MIN_BYTES (one bucket per rank: a long piece has many pairs of few ranks; shorter pieces merge
+  faster by heap, so buckets start at 256); `_merge_run`
+  (_merge_run.pxi) from RUN_MIN_BYTES for pieces that repeat one byte (runs of equal tokens, in memory of a
+  few runs rather than of every byte). `_merge_by_pair_rank` (_merge_pair_rank.pxi) is the pair-rank
   rule's scan/heap, with a dense table of the 65,536 byte pairs for its first lookups, a Bloom filter of
   the listed pairs in front of the pair table (`_maybe_merge`), and both neighbours' lookups prefetched
-  before either is read (DeepSeek on multilingual text: 14 -> 20 MB/s); it uses `_merge_run` too,
-  whose pair lookup follows the table's rule (10 MB of "a" on GPT-2's tokenizer.json: 2.25 s, 484 MB peak
-  -> 0.04 s, 104 MB). Included rather than cimported from modules of their own, so that their calls into the table's
-  lookups stay direct and inlinable (callgrind, against the same code as methods: +0.08% instructions on
-  English, +0.2% on a mix heavy in long pieces, from the compiler's different inlining).
+  before either is read (the pair table is megabytes: its lookups miss the cache); it uses `_merge_run`
+  too, whose pair lookup follows the table's rule. Included rather than cimported from modules of their
+  own, so that their calls into the table's lookups stay direct and inlinable.
 - `_pair_rank` memo: a direct-mapped (left, right) -> rank memo per call, so a pair met again costs one
   compare instead of hashing the concatenation.
 - Character starts (_merge_char_starts.pxi): the characters of 2-3 bytes that may enter `_merge_by_scan`
@@ -155,27 +153,27 @@ cdef extern from "_piece_cache.h" namespace "bytebpe" nogil:
     void piece_cache_key(const uint8_t* data, uint32_t n, size_t readable, uint64_t* key) noexcept
 
 
-# Pieces up to this many bytes merge by flat scan; longer ones by heap. Measured on the real vocabularies:
-# nearly every piece is far shorter, and the scan's O(n^2) only loses to the heap well above this length.
+# The thresholds below were chosen by measurement; each comment says what the constant trades off, and
+# benchmarks/README.md ("The compiled core's constants") has the figures, dates and commands.
+
+# Pieces up to this many bytes merge by flat scan; longer ones by heap (the scan's O(n^2) loses only above it).
 cdef enum:
     SCAN_MAX_BYTES = 64     # positions (0..64, the end included) fit in a byte, and below it in 6 bits
 # An empty PairMemoEntry: ranks stay below 2**31, so no real (left, right) pair is all ones.
 cdef uint64_t NO_PAIR = 0xFFFFFFFFFFFFFFFFULL
 # Pieces of at least this many bytes merge by rank buckets instead of one heap (see _merge_by_buckets): a
-# million-byte piece of few ranks walks a deep heap per merge, while on 65-255-byte pieces the heap was 2.2x
-# faster than the buckets (measured in issue 15's review).
+# million-byte piece of few ranks walks a deep heap per merge; shorter pieces merge faster by heap.
 cdef enum:
     BUCKETS_MIN_BYTES = 256
 # A part offset that names no part (pieces of 2**32 - 1 bytes or more are refused).
 cdef enum:
     NO_PART = 0xFFFFFFFF
-# Pieces of at least this many bytes that repeat one byte merge as runs of equal tokens (see _merge_run),
-# in memory of a few runs instead of 16 bytes per byte: 50 MB of "a" took 1.33 GB by buckets. Checking a
-# piece for it reads its bytes once, well under 1% of merging it any other way.
+# Pieces of at least this many bytes that repeat one byte merge as runs of equal tokens (see _merge_run), in
+# memory of a few runs instead of 16 bytes per byte. Checking a piece for it reads its bytes once.
 cdef enum:
     RUN_MIN_BYTES = 4096
-    RUN_MAX_RUNS = 64           # more runs than this: the general path takes over (none seen in practice)
-    RUN_MAX_STEPS = 4096        # 11 steps at most on every named vocabulary and byte tried
+    RUN_MAX_RUNS = 64           # more runs than this: the general path takes over
+    RUN_MAX_STEPS = 4096        # far above the steps any named vocabulary takes
 # Gathered input of at least this many bytes is merged with the GIL released; below it, releasing and
 # re-taking the GIL costs more than another thread could gain.
 cdef enum:
@@ -188,28 +186,18 @@ cdef enum:
 cdef enum:
     MAX_ID_SPARSITY = 64
 # The table's character starts (_merge_char_starts.pxi) are built once this many characters of text that is
-# not all ASCII have been encoded with it. The build reads every token: 22.8M instructions on o200k_base,
-# 9.2M on cl100k_base (callgrind; 3-9 ms), which a program that encodes one short string should not pay.
-# They save 27% of the instructions of CJK text (~68 per byte on o200k_base: the build pays for itself
-# after ~330 KB) and 4% of Cyrillic's; 256k characters is ~0.75 MB of CJK.
+# not all ASCII have been encoded with it: the build reads every token (milliseconds), which a program that
+# encodes one short string should not pay; CJK text repays it within a few hundred KB.
 cdef enum:
     CHAR_STARTS_AFTER_CHARS = 262144
-# Results of up to this many ids are copied into a fresh numpy array instead of lent to one (_to_numpy).
-# cl100k encode_to_numpy, best of 5 x 20,000 calls: "hello world" 0.86 -> 0.66 us (encode's list: 0.52 us),
-# 315 characters 1.82 -> 1.56 us (list: 1.57 us). At 4096 ids the copy (16 KiB, well under 1 us) is below
-# the noise of the encode itself (~70 us), and lending takes over.
+# Results of up to this many ids are copied into a fresh numpy array instead of lent to one (_to_numpy): the
+# copy is cheaper than lending for short results, and below the noise of the encode itself at this size.
 cdef enum:
     NUMPY_COPY_MAX_IDS = 4096
-
 # Calls (and batch groups, BATCH_GROUP_BYTES) of up to this many bytes send the pieces that end in a byte of a
-# multi-byte character (words of Cyrillic, Greek, Arabic, CJK, ...) to the persistent piece cache; larger
-# calls send them to the call's own merge cache (_piece_cacheable). Unseen multilingual text after 2 MB of
-# priming, whole 1 MB calls: through the persistent cache 0.75-0.95x as fast as through the call's (cl100k and
-# o200k, list and numpy, five slices each; its entries prefetched a batch ahead, 0.85-0.95x); the call's
-# cache, made for one call, stores every piece and points into the text. Loops over documents, where the
-# call's cache cannot carry a word from one document to the next: 300 characters 1.03-1.39x, 4,000 1.05-1.34x,
-# 30,000 1.00-1.13x, 100,000 (~250 KB) 0.95-1.07x; batches of 1-4 KB documents (64 KB groups) 1.00-1.26x
-# on one thread and 0.98-1.37x on two.
+# multi-byte character (words of Cyrillic, Greek, Arabic, CJK, ...) to the persistent piece cache, which
+# carries a word from one document to the next; larger calls send them to the call's own merge cache
+# (_piece_cacheable), made for one call, which stores every piece and points into the text.
 cdef enum:
     MULTIBYTE_PERSIST_MAX_CALL_BYTES = 131072
 # The merge cache (see MergeCache): at most this many slots, at least one per CACHE_BYTES_PER_SLOT bytes of
@@ -219,22 +207,15 @@ cdef enum:
     CACHE_BYTES_PER_SLOT = 32
     CACHE_MAX_IDS = 262144
 # The pair memo of a call: two entries per merge-cache slot, but at most 2**MEMO_MAX_BITS (16 bytes each:
-# 256 KiB, what an L2 cache holds). At 2**17 entries (2 MiB, a 1 MB call's size before) its misses evicted
-# the token table's lines: cl100k, 1 MB unseen slices at 6/7/8 MB after 2 MB of priming, builds taking turns,
-# English 111-144 -> 125-146 MB/s, o200k English 99-125 -> 102-127 and code 118-134 -> 123-138; multilingual
-# within noise; 1M random letters (one piece, merged by buckets through the memo) 0.052 -> 0.051 s.
+# 256 KiB, what an L2 cache holds); a larger memo's misses evict the token table's lines.
 cdef enum:
     MEMO_MAX_BITS = 14
 
 
 # The persistent piece cache's default bound, in bytes (BYTEBPE_PIECE_CACHE_BYTES overrides it; see
-# PieceCache and _piece_cache.h): 65,536 entries. cl100k, hits over every lookup, 4 MiB / 32 MiB: the whole
-# of english_prose.txt (26 MB) in 1,000-character calls 80.2% / 82.1% (45,696 entries held at 4 MiB);
-# code.txt 83.4% / 84.2%; docs_english, docs_code, docs_multilingual.jsonl (one call per document) 68.6 /
-# 68.9%, 73.4 / 73.7%, 54.3 / 57.7%. A larger table costs wall time even so: its pages are zeroed as they
-# are first touched and its lines fall out of the CPU's caches. 4 MiB against 16 MiB, unseen slices after
-# 2 MB of priming (five whole 1 MB calls, three loops of 4,000-character documents): English 1.00-1.28x,
-# multilingual 0.97-1.05x (cl100k and o200k).
+# PieceCache and _piece_cache.h): 65,536 entries. A larger table holds only a little more of a corpus's
+# pieces and costs wall time even so: its pages are zeroed as they are first touched and its lines fall out
+# of the CPU's caches.
 DEFAULT_PIECE_CACHE_BYTES = 4 * 1024 * 1024
 PIECE_CACHE_BYTES_ENV = "BYTEBPE_PIECE_CACHE_BYTES"
 
