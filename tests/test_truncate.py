@@ -196,6 +196,27 @@ def test_chunks_are_greedy_truncations_that_join_to_the_text(name, tiktoken_enco
                 rest = rest[len(chunk):]
 
 
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_chunks_at_piece_boundaries_end_where_the_pattern_starts_a_piece(name, tiktoken_encoding):
+    enc, tik = bytebpe.get_encoding(name), tiktoken_encoding(name)
+    scanner = Scanner.compiled(enc._pat_str)
+    for text in [*SHORT_TEXTS[:7], "Supercalifragilisticexpialidocious " * 3]:
+        for budget in (1, 2, 5, 12):
+            found = enc.chunks(text, budget, boundary="piece")
+            assert "".join(found) == text
+            rest = text
+            for chunk in found:
+                ends = [len(rest.encode()[:end].decode()) for end in
+                        scanner.pieces_seen(rest.encode(), 0, len(rest.encode()), 10**6)[0]]
+                fitting = [k for k in ends if len(tik.encode_ordinary(rest[:k])) <= budget]
+                expected = rest[:max(fitting)] if fitting else (
+                    longest_fitting(lambda t: len(tik.encode_ordinary(t)), rest, budget) or rest[:1])
+                assert chunk == expected, (text, budget)
+                rest = rest[len(chunk):]
+    with pytest.raises(ValueError, match="boundary"):
+        enc.chunks("text", 3, boundary="word")      # type: ignore[arg-type]
+
+
 def test_chunks_of_a_corpus_file_fit_and_join(corpus_dir):
     enc = bytebpe.get_encoding("o200k_base")
     docs = [json.loads(line)["text"] for line in (corpus_dir / "docs_english.jsonl").read_text().splitlines()[:20]]
@@ -204,3 +225,28 @@ def test_chunks_of_a_corpus_file_fit_and_join(corpus_dir):
         assert "".join(found) == doc
         assert all(enc.count(chunk) <= 64 for chunk in found)
         assert all(enc.count(chunk + following[:1]) > 64 for chunk, following in zip(found, found[1:]))
+
+
+# ---- the command line ---------------------------------------------------------------------------------------------
+
+def test_the_chunk_command_writes_each_documents_chunks_with_their_spans(tmp_path, capsys):
+    from bytebpe import cli
+
+    docs = ["The quick brown fox jumps over the lazy dog. " * 7, "日本語のテキスト、" * 9, "short", ""]
+    inputs = tmp_path / "docs.jsonl"
+    inputs.write_text("".join(json.dumps({"text": doc}) + "\n" for doc in docs), encoding="utf-8")
+    output = tmp_path / "out" / "chunks.jsonl"
+    assert cli.main(["chunk", str(inputs), "--encoding", "o200k_base", "--max-tokens", "16", "--boundary", "piece",
+                     "-o", str(output)]) == 0
+    rows = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    enc = bytebpe.get_encoding("o200k_base")
+    for number, doc in enumerate(docs):
+        mine = [row for row in rows if row["document"] == number]
+        assert [row["text"] for row in mine] == enc.chunks(doc, 16, boundary="piece")
+        assert all(doc[row["start"]:row["end"]] == row["text"] and row["tokens"] == enc.count(row["text"]) <= 16
+                   and row["line"] == number + 1 and row["file"] == str(inputs) for row in mine)
+    assert "chunks of at most 16 tokens from 4 documents" in capsys.readouterr().err
+    assert [path.name for path in output.parent.iterdir()] == ["chunks.jsonl"]     # no temporary left
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["chunk", str(inputs), "--encoding", "o200k_base", "--max-tokens", "0"])
+    assert refused.value.code == 2 and "must be at least 1" in capsys.readouterr().err

@@ -918,10 +918,11 @@ cdef class MergeTable:
         return [self._token_bytes(rank) for rank in range(self.max_rank + 1) if self.token_len[rank] >= 0]
 
     def longest_prefix(self, Scanner scanner not None, bytes data not None, Py_ssize_t budget,
-                       Py_ssize_t limit, bint whole):
+                       Py_ssize_t limit, bint whole, bint at_pieces=False):
         """budgets.py's search over the text whose UTF-8 is `data`, the first bytes of a text (all of it if
         `whole`): (k, its tokens) for the largest character boundary k <= `limit` such that ``data[:k]`` has at
-        most `budget` tokens, or None when `data` does not settle it (a longer prefix might fit)."""
+        most `budget` tokens, or None when `data` does not settle it (a longer prefix might fit). With
+        `at_pieces`, k is one of the text's piece ends (or 0): no piece is cut in two."""
         if scanner.kind != COMPILED:
             raise TypeError("only a compiled scanner (Scanner.compiled) reports what each piece looked at")
         cdef const uint8_t* text = <const uint8_t*>PyBytes_AS_STRING(data)
@@ -950,7 +951,14 @@ cdef class MergeTable:
         if not (whole or limit <= n or bound < n):
             return None
         k = min(bound, n, limit)
+        cdef Py_ssize_t candidate = piece_ends.size() - 1     # with at_pieces: the piece whose end k is
         while k > 0:
+            if at_pieces:
+                while candidate >= 0 and piece_ends[candidate] > k:
+                    candidate -= 1
+                if candidate < 0:
+                    break
+                k = piece_ends[candidate]
             while k < n and (text[k] & 0xC0) == 0x80:   # a character boundary
                 k -= 1
             # pieces 1..stable are the prefix's own (S_i < k)

@@ -30,26 +30,28 @@ _BATCH_PIECES = 1024
 
 
 def longest_fitting_prefix(scanner: Any, table: Any, text: str, start: int, stop: int, budget: int,
-                           limit: int) -> tuple[int, int]:
+                           limit: int, at_pieces: bool = False) -> tuple[int, int]:
     """(k, its tokens) for the largest k <= `limit` such that the ordinary text ``text[start:start + k]`` has
     at most `budget` tokens, cut into pieces by the compiled `scanner` and merged by the MergeTable `table`;
     the text ends at `stop` (``limit <= stop - start``). `text` must have no surrogates (its UTF-8 is the one
-    the tokens are counted on). Reads ``text[start:stop]`` only as far as the answer needs."""
+    the tokens are counted on). Reads ``text[start:stop]`` only as far as the answer needs. With `at_pieces`,
+    k is where one of the text's pieces ends (or 0): the pieces before k are the text's own, whole."""
     size = stop - start
     window = min(size, max(_FIRST_WINDOW_CHARS, _CHARS_PER_TOKEN_GUESS * budget))
     while True:
-        found = _search(scanner, table, text[start:start + window], window >= size, budget, limit)
+        found = _search(scanner, table, text[start:start + window], window >= size, budget, limit, at_pieces)
         if found is not None:
             return found
         window = min(size, 2 * window)
 
 
-def _search(scanner: Any, table: Any, window: str, whole: bool, budget: int, limit: int) -> tuple[int, int] | None:
+def _search(scanner: Any, table: Any, window: str, whole: bool, budget: int, limit: int,
+            at_pieces: bool) -> tuple[int, int] | None:
     """The answer from `window`, the text's first characters (all of them if `whole`), or None when they do
     not settle it. (The search itself runs in the compiled core: MergeTable.longest_prefix.)"""
     data = window.encode("utf-8")
     limit_bytes = len(window[:limit].encode("utf-8")) if limit < len(window) else len(data) + 1
-    found = table.longest_prefix(scanner, data, budget, limit_bytes, whole)
+    found = table.longest_prefix(scanner, data, budget, limit_bytes, whole, at_pieces)
     if found is None:
         return None
     k, tokens = found

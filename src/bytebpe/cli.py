@@ -8,6 +8,7 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import zlib
@@ -18,6 +19,7 @@ import numpy as np
 
 from . import batching, bench, compare, datasets, registry, token_outputs
 from ._version import __version__
+from .atomic_write import create_temporary_file, remove_stale_partial_files
 from .encoding import Encoding, load
 from .file_formats import recognise
 from .hf_import import TokenizerJsonError
@@ -136,6 +138,52 @@ def _count(args: argparse.Namespace) -> int:
     rows.append(["total", f"{summary.documents:,}", f"{summary.bytes:,}", f"{summary.tokens:,}",
                  f"{summary.bytes_per_token:.3f}", f"{summary.skipped:,}"])
     print(_table(["file", "documents", "bytes", "tokens", "bytes/token", "skipped"], rows))
+    return 0
+
+
+def _chunk(args: argparse.Namespace) -> int:
+    """Each document cut into chunks of at most --max-tokens tokens (Encoding.chunks), one JSON line per chunk."""
+    enc = _encoding_of(args)
+    files = _input_files(args, args.inputs)
+    tally = ReadTally()
+
+    def write_chunks(stream) -> int:
+        written = 0
+        for file in files:
+            documents = file.documents(field=args.field, lines=args.lines, skip_bad=args.skip_bad, errors=args.errors,
+                                       on_skip=tally.skip, on_replace=tally.replace)
+            for text, line in documents:
+                start = 0
+                for index, chunk in enumerate(enc.chunks(text, args.max_tokens, boundary=args.boundary,
+                                                         disallowed_special=())):
+                    stream.write(json.dumps({
+                        "document": tally.documents, "file": file.label, "line": line, "chunk": index,
+                        "start": start, "end": start + len(chunk), "tokens": enc.count_ordinary(chunk),
+                        "text": chunk}, ensure_ascii=False) + "\n")
+                    start += len(chunk)
+                    written += 1
+                tally.documents += 1
+        return written
+
+    if args.output is None:
+        written = write_chunks(sys.stdout)
+    else:
+        # Written whole or not at all: a temporary file beside the output, renamed over it at the end.
+        output = _checked_output(args.output)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_partial_files(output)     # what a killed earlier run of this output left
+        fd, temporary = create_temporary_file(output)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as stream:
+                written = write_chunks(stream)
+            os.replace(temporary, output)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+    _warn(tally.describe().splitlines())
+    if not args.quiet:
+        print(f"bytebpe: {written:,} chunks of at most {args.max_tokens} tokens from {tally.documents:,} documents"
+              + (f" -> {args.output}" if args.output else ""), file=sys.stderr)
     return 0
 
 
@@ -688,6 +736,21 @@ def _parser() -> argparse.ArgumentParser:
     _workers_argument(count)
     count.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     count.set_defaults(run=_count)
+
+    chunk = commands.add_parser("chunk", help="cut each document into chunks of at most N tokens (JSON lines "
+                                              "with their character spans)")
+    _input_arguments(chunk)
+    _encoding_arguments(chunk)
+    chunk.add_argument("--max-tokens", type=_positive_int, required=True, metavar="N",
+                       help="the budget of each chunk: the longest prefix of what is left that encodes to at most N "
+                            "tokens (special-token text counts as ordinary text)")
+    chunk.add_argument("--boundary", choices=["char", "piece"], default="char",
+                       help="char (default): cut between any two characters; piece: only where the split pattern "
+                            "starts a piece (no word cut in half), unless one piece alone is over N")
+    chunk.add_argument("--output", "-o", default=None, metavar="FILE",
+                       help="write the JSON lines here (whole or not at all); default: standard output")
+    chunk.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
+    chunk.set_defaults(run=_chunk)
 
     decode = commands.add_parser("decode", help="write the text of a tokens file (or of one document) to stdout")
     decode.add_argument("tokens", metavar="TOKENS", help="PREFIX.tokens.npy or PREFIX.bin (or PREFIX)")

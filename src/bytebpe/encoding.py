@@ -398,18 +398,26 @@ class Encoding:
         text: str,
         max_tokens: int,
         *,
+        boundary: Literal["char", "piece"] = "char",
         allowed_special: AllowedSpecial = set(),  # noqa: B006
         disallowed_special: DisallowedSpecial = "all",
     ) -> list[str]:
         """`text` cut into consecutive chunks of at most `max_tokens` tokens each: each chunk is `truncate` of
         what is left (a single character that alone exceeds the budget is a chunk of its own), so
-        ``"".join(chunks) == text``. The same rules and errors as `truncate`; the cost grows with the text."""
+        ``"".join(chunks) == text``. With ``boundary="piece"`` a chunk ends only where the split pattern starts
+        a piece of what is left (no word cut in half), unless one piece alone exceeds the budget; it is then
+        cut as with "char". The same rules and errors as `truncate`; the cost grows with the text."""
+        if boundary not in ("char", "piece"):
+            raise ValueError(f'boundary must be "char" or "piece", got {boundary!r}')
         checked = text if text.__class__ is str else _check_text(text)
         found: list[str] = []
         start = 0
         while start < len(checked):
             end = self._fit(checked, start, max_tokens, "right", allowed_special, disallowed_special,
-                            checked_already=start > 0)
+                            checked_already=start > 0, at_pieces=boundary == "piece")
+            if end == start and boundary == "piece":    # one piece over the budget on its own
+                end = self._fit(checked, start, max_tokens, "right", allowed_special, disallowed_special,
+                                checked_already=True)
             if end == start:
                 end = start + 1     # one character over the budget on its own
             found.append(checked[start:end])
@@ -417,7 +425,7 @@ class Encoding:
         return found
 
     def _fit(self, text: str, start: int, max_tokens: int, side: str, allowed_special: AllowedSpecial,
-             disallowed_special: DisallowedSpecial, checked_already: bool = False) -> int:
+             disallowed_special: DisallowedSpecial, checked_already: bool = False, at_pieces: bool = False) -> int:
         """The end of the longest ``text[start:end]`` that fits in `max_tokens` tokens (see `truncate`)."""
         if text.__class__ is not str:
             text = _check_text(text)
@@ -436,7 +444,7 @@ class Encoding:
                              f"(unicodedata.normalize({self._normalizer!r}, text))")
         special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
         try:
-            end = self._fit_end(text, start, max_tokens, scanner, special_split, allowed_special)
+            end = self._fit_end(text, start, max_tokens, scanner, special_split, allowed_special, at_pieces)
         except UnicodeEncodeError:
             raise ValueError("the text holds surrogates, which have no UTF-8: repair it first "
                              "(text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace'))") from None
@@ -448,7 +456,7 @@ class Encoding:
         return end
 
     def _fit_end(self, text: str, start: int, max_tokens: int, scanner: _Scanner, special_split: Any,
-                 allowed_special: AllowedSpecial) -> int:
+                 allowed_special: AllowedSpecial, at_pieces: bool) -> int:
         table = self._table
         find_special = getattr(special_split, "__self__", None)
         budget = max_tokens
@@ -456,13 +464,15 @@ class Encoding:
             found = find_special.search(text, start) if find_special is not None else None
             if found is None:
                 return start + longest_fitting_prefix(scanner, table, text, start, len(text), budget,
-                                                      len(text) - start)[0]
+                                                      len(text) - start, at_pieces)[0]
             stop, special_end = found.start(), found.end()
-            cut, tokens = longest_fitting_prefix(scanner, table, text, start, stop, budget, stop - start)
+            cut, tokens = longest_fitting_prefix(scanner, table, text, start, stop, budget, stop - start, at_pieces)
             if cut == stop - start and tokens + 1 <= budget:
                 budget -= tokens + 1    # all of it fits, and the special token after it
                 start = special_end
                 continue
+            if at_pieces:
+                return start + cut      # (a special token is a boundary; its inside never is)
             # The cut lies before the special token's end; inside it, its start is ordinary text.
             cut = longest_fitting_prefix(scanner, table, text, start, special_end, budget,
                                          special_end - start - 1)[0]
