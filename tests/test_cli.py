@@ -336,9 +336,11 @@ def test_decode_uses_the_encoding_the_sidecar_records_and_refuses_another_unless
     assert recorded.returncode == 0 and recorded.stdout.decode() == texts[3]
     other = run("decode", str(tmp_path / "o.tokens.npy"), "--doc", "3", "--encoding", "cl100k_base")
     assert other.returncode == 1 and other.stdout == b""
-    assert "was made with 'o200k_base', not 'cl100k_base' (--force to decode anyway)" in other.stderr.decode()
+    assert "was made with 'o200k_base' (tokenizer sha256 " in other.stderr.decode()
+    assert "'cl100k_base' is another tokenizer" in other.stderr.decode()
+    assert other.stderr.decode().rstrip().endswith("(--force to decode anyway)")
     assert "Traceback" not in other.stderr.decode()
-    # o200k_harmony shares o200k_base's ranks: a name that differs is refused too, and --force lets it through.
+    # o200k_harmony shares o200k_base's ranks, not its special tokens: refused too, and --force lets it through.
     harmony = ["decode", str(tmp_path / "o.tokens.npy"), "--doc", "3", "--encoding", "o200k_harmony"]
     assert run(*harmony).returncode == 1
     forced = run(*harmony, "--force")
@@ -351,8 +353,9 @@ def test_decode_with_a_tokenizer_of_the_same_name_but_other_ranks_is_refused(tmp
     impostor.save(tmp_path / "gpt2.json")
     result = run("decode", str(tmp_path / "o.tokens.npy"), "--tokenizer", str(tmp_path / "gpt2.json"))
     assert result.returncode == 1
-    assert f"made with a vocabulary 'gpt2' of sha256 {bytebpe.token_outputs.vocabulary_sha256(bytebpe.get_encoding('gpt2'))}" \
-        in result.stderr.decode()
+    recorded = bytebpe.token_outputs.tokenizer_sha256(bytebpe.get_encoding("gpt2"))
+    assert f"was made with 'gpt2' (tokenizer sha256 {recorded})" in result.stderr.decode()
+    assert "'gpt2' is another tokenizer" in result.stderr.decode()
 
 
 def test_decode_of_a_trained_tokenizers_output_asks_for_the_tokenizer_file(tmp_path, small_jsonl):

@@ -120,7 +120,7 @@ def test_heap_path_equals_reference_on_long_pieces(vocab, ignore_merges, data):
     check_piece(vocab, ignore_merges, data, SCAN_LIMIT + 1, 700, with_hf=True)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(vocab=vocabularies, ignore_merges=st.booleans())
 def test_every_token_encoded_whole_equals_reference(vocab, ignore_merges):
     # A piece that is itself a token: found whole only when the rule (or ignore_merges) gives that token.

@@ -158,3 +158,40 @@ def test_prefix_of_strips_the_name_of_any_file_of_a_set():
     assert {prefix_of(f"d/x{suffix}") for suffix in ("", ".tokens.npy", ".offsets.npy", ".meta.json", ".bin")} == {
         "d/x"}
     assert prefix_of(os.path.join("d", "x.txt")) == os.path.join("d", "x.txt")
+
+
+# ---- which tokenizer may read the files: by content, not by name ---------------------------------------------
+
+def test_the_same_tokenizer_under_another_name_reads_the_files_and_another_tokenizer_does_not(tmp_path, jsonl):
+    bytebpe.encode_files(jsonl, encoding="cl100k_base", output=tmp_path / "o")
+    meta = read_meta(tmp_path / "o")
+    named = bytebpe.get_encoding("cl100k_base")
+    assert meta.tokenizer_sha256 == token_outputs.tokenizer_sha256(named)
+    # Saved and loaded back as "mine": another name, the same vocabulary, pattern and special tokens.
+    named_differently = bytebpe.Encoding("mine", pat_str=named._pat_str, mergeable_ranks=named._mergeable_ranks,
+                                         special_tokens=named._special_tokens)
+    token_outputs.check_encoding(meta, named_differently)
+    loaded = bytebpe.load_token_files(tmp_path / "o")
+    assert named_differently.decode(loaded.document(0).tolist()) == TEXTS[0]
+    # The same vocabulary, split by another pattern or with other special tokens, is another tokenizer.
+    for other in (named.with_special_tokens({"<|mine|>": 200_000}, name="cl100k_base"),
+                  bytebpe.Encoding("cl100k_base", pat_str=bytebpe.get_encoding("o200k_base")._pat_str,
+                                   mergeable_ranks=named._mergeable_ranks, special_tokens=named._special_tokens)):
+        with pytest.raises(token_outputs.EncodingMismatchError, match="another tokenizer"):
+            token_outputs.check_encoding(meta, other)
+
+
+def test_a_sidecar_without_the_tokenizer_digest_is_checked_by_name_and_vocabulary(tmp_path, jsonl):
+    # Written by an older bytebpe: no tokenizer_sha256, so the name must match as well as the vocabulary.
+    bytebpe.encode_files(jsonl, encoding="cl100k_base", output=tmp_path / "o")
+    path = tmp_path / "o.meta.json"
+    record = json.loads(path.read_text())
+    del record["tokenizer_sha256"]
+    meta = TokenFilesMeta.from_record(record)
+    assert meta.tokenizer_sha256 is None
+    token_outputs.check_encoding(meta, bytebpe.get_encoding("cl100k_base"))
+    named = bytebpe.get_encoding("cl100k_base")
+    with pytest.raises(token_outputs.EncodingMismatchError, match="not 'mine'"):
+        token_outputs.check_encoding(meta, bytebpe.Encoding("mine", pat_str=named._pat_str,
+                                                            mergeable_ranks=named._mergeable_ranks,
+                                                            special_tokens=named._special_tokens))

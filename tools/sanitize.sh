@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv="${BYTEBPE_SANITIZE_VENV:-$PWD/.venv-sanitize}"
-flavour="${BYTEBPE_SANITIZE:-1}"     # "fuzzer" adds clang's coverage hooks for atheris (fuzz/README.md)
+flavour="${BYTEBPE_SANITIZE:-1}"     # "fuzzer" adds clang's coverage hooks for atheris (fuzz/run.sh)
 
 sanitizer_env() {
     local cc="${CC:-gcc}"

@@ -37,7 +37,8 @@ from .readers import (BadDocumentError, InputFile, PathLike, check_inputs_unchan
                       find_input_files)
 from .registry import get_encoding
 from .token_files import fsync_folder, token_dtype
-from .token_outputs import InputRecord, TokenFilesMeta, output_paths, output_prefix, utc_timestamp, vocabulary_sha256
+from .token_outputs import (InputRecord, TokenFilesMeta, output_paths, output_prefix, tokenizer_sha256, utc_timestamp,
+                            vocabulary_sha256)
 from .token_sets import SetCounts, TokenSetWriter, commit_together, remove_stale_partial_files_of_set
 
 __all__ = [
@@ -326,7 +327,7 @@ def _meta(counts: SetCounts, extra: dict[str, Any], *, files: list[InputFile], s
         documents=counts.documents, tokens=counts.tokens, bytes=counts.bytes,
         skipped=0 if shard else summary.skipped, eot=eot_id is not None, eot_token=eot_id, field=field,
         lines=lines, inputs=inputs, bytebpe_version=__version__, created=utc_timestamp(),
-        extra={**split, **extra})
+        tokenizer_sha256=tokenizer_sha256(enc), extra={**split, **extra})
 
 
 def count_files(

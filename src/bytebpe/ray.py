@@ -33,7 +33,7 @@ from .encoding import Encoding, load
 from .readers import BadDocumentError
 from .registry import get_encoding
 from .token_files import fsync_folder, token_dtype
-from .token_outputs import TokenFilesMeta, output_prefix, utc_timestamp, vocabulary_sha256
+from .token_outputs import TokenFilesMeta, output_prefix, tokenizer_sha256, utc_timestamp, vocabulary_sha256
 from .token_sets import SetCounts, TokenSetWriter, remove_stale_partial_files_of_set
 
 if TYPE_CHECKING:
@@ -228,7 +228,8 @@ def write_token_files(
                 encoding=enc.name, vocabulary_sha256=sha256, n_vocab=enc.n_vocab, dtype=dtype.name, format=format,
                 documents=counts.documents, tokens=counts.tokens, bytes=counts.bytes, skipped=0, eot=eot,
                 eot_token=kwargs["eot_id"], field=column, lines=False, inputs=(), bytebpe_version=__version__,
-                created=utc_timestamp(), extra={"engine": "ray", "input_files": input_files, **extra})
+                created=utc_timestamp(), tokenizer_sha256=tokenizer_sha256(enc),
+                extra={"engine": "ray", "input_files": input_files, **extra})
 
         tokenized = ds.map_batches(_TokenizeBatch, fn_constructor_kwargs=kwargs, batch_format="pyarrow",
                                    batch_size=batch_size, num_cpus=num_cpus, compute=_actor_pool(ray, concurrency))

@@ -20,7 +20,7 @@ import datetime
 import json
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -42,6 +42,7 @@ __all__ = [
     "TokenFilesMeta",
     "TokenShards",
     "check_encoding",
+    "tokenizer_sha256",
     "load_token_files",
     "load_token_shards",
     "output_paths",
@@ -169,6 +170,22 @@ def vocabulary_sha256(enc: Encoding) -> str:
     return cached
 
 
+def tokenizer_sha256(enc: Encoding) -> str:
+    """sha256 of what decides `enc`'s ids and their text: its vocabulary (`vocabulary_sha256`; for a
+    tokenizer.json, the whole file), split pattern, special tokens and normalizer — not its name, so the same
+    tokenizer loaded from another file, or under another name, has the same digest."""
+    import hashlib      # imported where needed, as in vocab_io
+
+    cached = enc.__dict__.get("_tokenizer_sha256")
+    if cached is None:
+        described = json.dumps({"vocabulary": vocabulary_sha256(enc), "pattern": enc._pat_str,
+                                "special_tokens": sorted(enc._special_tokens.items()),
+                                "normalizer": enc.normalizer}, ensure_ascii=False, sort_keys=True)
+        cached = hashlib.sha256(described.encode("utf-8", "surrogatepass")).hexdigest()
+        enc.__dict__["_tokenizer_sha256"] = cached
+    return cached
+
+
 def ranks_sha256(mergeable_ranks: Mapping[bytes, int]) -> str:
     """sha256 of `mergeable_ranks` written as a `.tiktoken` file (base64 token, space, rank; by rank)."""
     import hashlib      # imported where needed, as in vocab_io
@@ -226,6 +243,8 @@ class TokenFilesMeta:
     bytebpe_version: str
     created: str                # UTC, ISO 8601 ("2026-11-30T11:35:00Z")
     meta_version: int = META_VERSION
+    # What decides the ids, whatever the encoding is called (`tokenizer_sha256`); None in older sidecars.
+    tokenizer_sha256: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)   # keys this version does not know, kept as read
 
     def to_record(self) -> dict[str, Any]:
@@ -244,10 +263,11 @@ class TokenFilesMeta:
     @classmethod
     def from_record(cls, record: dict[str, Any], source: str = "metadata") -> TokenFilesMeta:
         known = {f.name for f in fields(cls)} - {"extra"}
-        missing = sorted(known - record.keys() - {"meta_version"})
+        optional = {f.name for f in fields(cls) if f.default is not MISSING}
+        missing = sorted(known - record.keys() - optional)
         if missing:
             raise ValueError(f"{source}: missing {', '.join(missing)}")
-        values = {name: record[name] for name in known}
+        values = {name: record[name] for name in known if name in record}
         try:
             values["inputs"] = tuple(InputRecord(**item) for item in record["inputs"])
         except TypeError as error:
@@ -258,6 +278,8 @@ class TokenFilesMeta:
         for name in ("encoding", "vocabulary_sha256", "field", "bytebpe_version", "created"):
             if not isinstance(values[name], str):
                 raise ValueError(f"{source}: {name} must be a string, got {values[name]!r}")
+        if not isinstance(values.get("tokenizer_sha256"), (str, type(None))):
+            raise ValueError(f"{source}: tokenizer_sha256 must be a string, got {values['tokenizer_sha256']!r}")
         if not isinstance(values["eot"], bool) or not isinstance(values["lines"], bool):
             raise ValueError(f"{source}: eot and lines must be true or false")
         if values["dtype"] not in ("uint16", "uint32") or values["format"] not in ("npy", "bin"):
@@ -270,6 +292,7 @@ class TokenFilesMeta:
         lines = [
             f"encoding           {self.encoding} ({self.n_vocab:,} ids)",
             f"vocabulary sha256  {self.vocabulary_sha256}",
+            *([f"tokenizer sha256   {self.tokenizer_sha256}"] if self.tokenizer_sha256 else []),
             f"tokens             {self.tokens:,} {self.dtype} ({self.format})",
             f"documents          {self.documents:,}" + (f" ({self.skipped:,} bad ones skipped)" if self.skipped else ""),
             f"bytes              {self.bytes:,} of UTF-8 text"
@@ -319,7 +342,16 @@ class EncodingMismatchError(ValueError):
 
 
 def check_encoding(meta: TokenFilesMeta, enc: Encoding, where: str = "this set of token files") -> None:
-    """Raise EncodingMismatchError unless `enc` is the encoding recorded in `meta` (same name and ranks)."""
+    """Raise EncodingMismatchError unless `enc` is the tokenizer recorded in `meta`: the same digest of what
+    decides the ids (`tokenizer_sha256`), whatever its name; for sidecars older than that digest, the same
+    name and vocabulary."""
+    if meta.tokenizer_sha256 is not None:
+        if tokenizer_sha256(enc) != meta.tokenizer_sha256:
+            raise EncodingMismatchError(
+                f"{where} was made with {meta.encoding!r} (tokenizer sha256 {meta.tokenizer_sha256}), but "
+                f"{enc.name!r} is another tokenizer (vocabulary, pattern, special tokens or normalizer differ: "
+                f"{tokenizer_sha256(enc)})")
+        return
     if enc.name != meta.encoding:
         raise EncodingMismatchError(f"{where} was made with {meta.encoding!r}, not {enc.name!r}")
     if vocabulary_sha256(enc) != meta.vocabulary_sha256:
