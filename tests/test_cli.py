@@ -631,7 +631,7 @@ def test_count_pieces_summary_and_progress_bars_show_their_totals(tmp_path, corp
     counts = bytebpe.load_piece_counts(tmp_path / "a.counts")
     # The counting bar's total is the input's size in bytes.
     assert f"/{tqdm.format_sizeof(corpus.stat().st_size)} " in err and "B/s" in err
-    assert err.endswith(f"counted 1 documents: {len(counts):,} distinct pieces, {counts.total_pieces:,} "
+    assert err.endswith(f"counted 1 document: {len(counts):,} distinct pieces, {counts.total_pieces:,} "
                         f"occurrences; wrote {tmp_path / 'a.counts'}\n")
     # The merging bar's total is vocab_size - 256 - specials ...
     assert cli.main(["train", "--from-counts", str(tmp_path / "a.counts"), "--vocab-size", "400", "--special", "<|x|>",
@@ -728,3 +728,22 @@ def test_tokenizer_names_the_unsupported_component_of_an_hf_file(tmp_path, small
     path.write_text(json.dumps(spec), encoding="utf-8")
     result = run("count", str(small_jsonl), "--tokenizer", str(path))
     assert result.returncode == 1 and "normalizer 'BertNormalizer' is not supported" in result.stderr.decode()
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    parser = cli._parser()
+    for name, command in parser._subparsers._group_actions[0].choices.items():
+        silent = [action.option_strings or [action.dest] for action in command._actions if not action.help]
+        assert not silent, f"bytebpe {name}: options without help: {silent}"
+
+
+def test_counts_in_messages_are_singular_for_one():
+    from bytebpe.progress import counted
+
+    assert counted(1, "document") == "1 document" and counted(0, "file") == "0 files"
+    assert counted(12_345, "token") == "12,345 tokens"
+
+
+def test_dir_of_the_package_lists_the_names_imported_on_first_use():
+    assert {"train", "encode_files", "load_tokenizer", "from_tokenizer_json", "count_pieces"} <= set(dir(bytebpe))
+    assert set(bytebpe.__all__) <= set(dir(bytebpe))

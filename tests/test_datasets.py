@@ -180,7 +180,7 @@ def test_a_folder_is_its_input_files_sorted_by_path_recursively(tmp_path, tiktok
     # The .txt files ignore --field; the JSONL file needs it.
     summary = bytebpe.encode_files(data, encoding="cl100k_base", output=tmp_path / "o", field="body",
                                    ignore_unknown=True)
-    assert summary.ignored == [data / "README.md"] and "ignored 1 files of unknown format" in summary.describe()
+    assert summary.ignored == [data / "README.md"] and "ignored 1 file of unknown format" in summary.describe()
     expected = ["doc one of a/z", "doc two of a/z", "doc from b/2.txt", "doc from c.txt"]
     assert_documents_equal(*load_output(tmp_path / "o"), [reference.encode_ordinary(t) for t in expected])
     assert [s.path.name for s in summary.files] == ["z.JSONL.gz", "2.txt", "c.txt"]

@@ -124,7 +124,7 @@ def test_errors_replace_reads_bad_bytes_as_u_fffd_and_counts_them(tmp_path, tikt
         tiktoken_encoding("cl100k_base").encode_ordinary(expected)
     assert (summary.documents, summary.replaced, summary.replaced_bytes, summary.skipped) == (1, 1, 2, 0)
     assert summary.replaced_examples[0].startswith(f"{tmp_path / 'a.txt'}:2: invalid UTF-8 (byte 0xff)")
-    assert "replaced 2 invalid UTF-8 bytes with U+FFFD in 1 documents" in summary.describe()
+    assert "replaced 2 invalid UTF-8 bytes with U+FFFD in 1 document" in summary.describe()
     # --lines: each line is a document, so a bad line may be skipped (and counted) or replaced.
     summary = bytebpe.encode_files(tmp_path / "a.txt", encoding="cl100k_base", output=tmp_path / "p", lines=True,
                                    skip_bad=True)
@@ -145,7 +145,7 @@ def test_the_cli_reports_skipped_and_replaced_documents_even_with_quiet(tmp_path
     assert cli.main(args) == 0
     err = capsys.readouterr().err
     assert "skipped 1 bad documents" in err and "d.jsonl:2: field 'text' is int" in err
-    assert "replaced 1 invalid UTF-8 bytes with U+FFFD in 1 documents" in err and "d.jsonl:3" in err
+    assert "replaced 1 invalid UTF-8 bytes with U+FFFD in 1 document" in err and "d.jsonl:3" in err
 
 
 def test_lines_with_a_jsonl_is_an_error_not_ignored(tmp_path, capsys):
@@ -272,7 +272,7 @@ def test_ignore_unknown_skips_and_counts_other_files_in_folders(tmp_path, capsys
     assert cli.main(["count", str(data), "-q"]) == 1
     assert "notes.md" in capsys.readouterr().err
     assert cli.main(["count", str(data), "-q", "--ignore-unknown"]) == 0
-    assert "ignored 1 files of unknown format" in capsys.readouterr().err
+    assert "ignored 1 file of unknown format" in capsys.readouterr().err
     files = readers.find_input_files(data, ignore_unknown=True)
     assert [f.path.name for f in files] == ["a.jsonl"] and files.ignored == [data / "notes.md"]
 

@@ -133,6 +133,11 @@ _LAZY_NAMES = {
 }
 
 
+def __dir__() -> list[str]:
+    """The module's names, the lazy ones included (they are in __all__ but not yet in globals())."""
+    return sorted({*globals(), *__all__})
+
+
 def __getattr__(name: str) -> object:
     if name in _LAZY_NAMES:
         import importlib

@@ -26,6 +26,7 @@ from .hf_import import TokenizerJsonError
 from .interrupts import Terminated, signals_raise
 from .model_files import MODEL_PRESETS
 from .piece_counts import count_pieces_from_files, load_piece_counts, save_piece_counts, train_from_counts
+from .progress import counted
 from .readers import STDIN_FORMATS, BadDocumentError, InputFile, ReadTally, check_read_options, find_input_files
 from .tiktoken_cache import export_tiktoken_cache
 from .token_files import token_dtype
@@ -182,7 +183,8 @@ def _chunk(args: argparse.Namespace) -> int:
             raise
     _warn(tally.describe().splitlines())
     if not args.quiet:
-        print(f"bytebpe: {written:,} chunks of at most {args.max_tokens} tokens from {tally.documents:,} documents"
+        print(f"bytebpe: {counted(written, 'chunk')} of at most {args.max_tokens} tokens from "
+              f"{counted(tally.documents, 'document')}"
               + (f" -> {args.output}" if args.output else ""), file=sys.stderr)
     return 0
 
@@ -218,7 +220,7 @@ def _decode(args: argparse.Namespace) -> int:
         offsets = np.load(offsets_path, mmap_mode="r")
         n_docs = len(offsets) - 1
         if not -n_docs <= args.doc < n_docs:
-            raise CommandError(f"--doc {args.doc} is out of range: {offsets_path} has {n_docs} documents")
+            raise CommandError(f"--doc {args.doc} is out of range: {offsets_path} has {counted(n_docs, 'document')}")
         doc = args.doc % n_docs
         spans = iter([(int(offsets[doc]), int(offsets[doc + 1]))])
     for start, end in spans:
@@ -292,7 +294,7 @@ def _train(args: argparse.Namespace) -> int:
         counts = count_pieces_from_files(
             args.inputs, pattern=args.pattern, pat_str=args.pat_str, tally=tally, progress=not args.quiet,
             max_distinct_pieces=args.max_distinct_pieces, workers=args.workers, **_read_options(args))
-        source = f"{tally.documents:,} documents"
+        source = counted(tally.documents, "document")
     note = pruning_note(counts)     # before training empties the counts
     enc = train_from_counts(counts, args.vocab_size, special_tokens=special_tokens,
                             min_frequency=args.min_frequency, max_token_length=args.max_token_length, name=args.name,
@@ -311,7 +313,7 @@ def _count_pieces(args: argparse.Namespace) -> int:
         args.inputs, pattern=args.pattern, pat_str=args.pat_str, tally=tally, progress=not args.quiet,
         max_distinct_pieces=args.max_distinct_pieces, workers=args.workers, **_read_options(args))
     _write_output(output, lambda path: save_piece_counts(counts, path))
-    _say(f"counted {tally.documents:,} documents: {len(counts):,} distinct pieces, {counts.total_pieces:,} "
+    _say(f"counted {counted(tally.documents, 'document')}: {len(counts):,} distinct pieces, {counts.total_pieces:,} "
          f"occurrences; wrote {output}", args)
     _warn([line for line in (pruning_note(counts), tally.describe()) if line])
     return 0
@@ -353,7 +355,7 @@ def _verify(args: argparse.Namespace) -> int:
             print(f"{name}: {result.mismatch.describe()}")
             failed = True
         else:
-            print(f"{name}: {result.documents:,} documents, {result.tokens:,} tokens: identical to {reference_name}"
+            print(f"{name}: {counted(result.documents, 'document')}, {counted(result.tokens, 'token')}: identical to {reference_name}"
                   + (f" ({result.skipped:,} bad documents skipped)" if result.skipped else ""))
     return EXIT_FAILED if failed else 0
 
@@ -774,15 +776,19 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--from-counts", nargs="+", metavar="COUNTS",
                        help="train from files of `bytebpe count-pieces` (added up; they must share a pattern) "
                             "instead of INPUTs")
-    train.add_argument("--vocab-size", type=_positive_int, required=True)
+    train.add_argument("--vocab-size", type=_positive_int, required=True, metavar="N",
+                       help="the number of ids: the 256 single bytes, the merges learned and the --special tokens")
     train.add_argument("--output", "-o", required=True, metavar="FILE",
                        help="the tokenizer file to write: a name ending in tokenizer.json (mine.tokenizer.json) "
                             "writes a Hugging Face tokenizer.json that HF tokenizers and transformers load with "
                             "the same ids; any other name, bytebpe's own file (bytebpe.load)")
     _pattern_arguments(train, " (with --from-counts: the counts' own; if given, it must be that one)")
     train.add_argument("--special", action="append", metavar="TOKEN[=ID]", help="a special token (repeat)")
-    train.add_argument("--min-frequency", type=_positive_int, default=1)
-    train.add_argument("--max-token-length", type=_positive_int, default=None)
+    train.add_argument("--min-frequency", type=_positive_int, default=1, metavar="N",
+                       help="merge a pair only if it occurs at least N times; training stops at the first best pair "
+                            "below it (default: 1)")
+    train.add_argument("--max-token-length", type=_positive_int, default=None, metavar="BYTES",
+                       help="never merge a pair into a token longer than this many bytes (default: no limit)")
     train.add_argument("--name", default=None, help="the encoding's name")
     _max_distinct_argument(train)
     _counting_workers_argument(train)
@@ -803,7 +809,7 @@ def _parser() -> argparse.ArgumentParser:
     download = commands.add_parser("download", help="fetch the files of encodings that are not bundled into the cache")
     download.add_argument("names", nargs="*", metavar="NAME", help="encoding names")
     download.add_argument("--all", action="store_true", help="every known encoding")
-    download.add_argument("--quiet", "-q", action="store_true")
+    download.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     download.set_defaults(run=_download)
 
     verify = commands.add_parser(
@@ -838,7 +844,7 @@ def _parser() -> argparse.ArgumentParser:
         "export-tiktoken-cache", help="write tiktoken's cache from the bundled vocabularies (for TIKTOKEN_CACHE_DIR)")
     export.add_argument("folder", metavar="DIR", help="the folder to write (created if needed)")
     export.add_argument("names", nargs="*", metavar="NAME", help="encoding names (default: all seven)")
-    export.add_argument("--quiet", "-q", action="store_true")
+    export.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     export.set_defaults(run=_export_tiktoken_cache)
 
     return parser

@@ -31,7 +31,7 @@ from ._version import __version__
 from .atomic_write import locked_output
 from .encoded_documents import Encoded, append_eot, document_token_id, select_documents, wrap_documents
 from .encoding import Encoding
-from .progress import progress_bar
+from .progress import counted, progress_bar
 from .ray import encode_input_files
 from .readers import (BadDocumentError, InputFile, PathLike, check_inputs_unchanged, check_read_options,
                       find_input_files)
@@ -124,7 +124,7 @@ class EncodeSummary:
                          f"documents, first ones:")
             lines.extend(f"  {example}" for example in self.replaced_examples)
         if self.ignored:
-            lines.append(f"ignored {len(self.ignored):,} files of unknown format: "
+            lines.append(f"ignored {counted(len(self.ignored), 'file')} of unknown format: "
                          + ", ".join(map(str, self.ignored[:SKIPPED_EXAMPLES]))
                          + (", ..." if len(self.ignored) > SKIPPED_EXAMPLES else ""))
         return lines
@@ -133,12 +133,12 @@ class EncodeSummary:
         """A few human-readable lines: what `bytebpe encode` prints at the end."""
         rate = self.bytes / self.seconds / 1e6 if self.seconds else 0.0
         lines = [
-            f"{self.documents:,} documents, {self.bytes:,} bytes, {self.tokens:,} tokens "
+            f"{counted(self.documents, 'document')}, {counted(self.bytes, 'byte')}, {counted(self.tokens, 'token')} "
             f"({self.bytes_per_token:.3f} bytes/token) in {self.seconds:.2f} s ({rate:.1f} MB/s)"
         ]
         lines += self.losses()
         for name, part in self.splits.items():
-            lines.append(f"{name}: {part.documents:,} documents, {part.tokens:,} tokens")
+            lines.append(f"{name}: {counted(part.documents, 'document')}, {counted(part.tokens, 'token')}")
         for name, count in self.shards.items():
             lines.append(f"{name}: {count:,} shards, listed in {name}.index.json")
         if self.removed_leftovers:

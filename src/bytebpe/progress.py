@@ -1,4 +1,5 @@
-"""The progress bars of `encode_files(progress=True)`, `train(progress=True)` and the command line."""
+"""The progress bars of `encode_files(progress=True)`, `train(progress=True)` and the command line, and the
+counts their summaries print."""
 from __future__ import annotations
 
 from typing import Any
@@ -12,3 +13,8 @@ def progress_bar(enabled: bool, **options: Any) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(**options)
+
+
+def counted(n: int, noun: str) -> str:
+    """`n` with thousands separators and `noun`, plural unless n is 1: "1 document", "12,345 documents"."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

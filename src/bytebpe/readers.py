@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ._textio import read_ascii
+from .progress import counted
 
 __all__ = [
     "BadDocumentError",
@@ -355,7 +356,7 @@ class ReadTally:
             lines.append(f"skipped {self.skipped:,} bad documents")
         if self.replaced:
             lines.append(f"replaced {self.replaced_bytes:,} invalid UTF-8 bytes with U+FFFD in "
-                         f"{self.replaced:,} documents")
+                         f"{counted(self.replaced, 'document')}")
         if lines and self.examples:
             lines.append("first ones:")
             lines.extend(f"  {example}" for example in self.examples)

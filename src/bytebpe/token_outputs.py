@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 import numpy as np
 
 from . import registry
+from .progress import counted
 from .vocab_io import dump_tiktoken_bpe_bytes
 
 if TYPE_CHECKING:
@@ -301,7 +302,8 @@ class TokenFilesMeta:
             f"made by            bytebpe {self.bytebpe_version} at {self.created}",
             f"inputs             {len(self.inputs)} file(s)" + (":" if self.inputs else ""),
         ]
-        lines.extend(f"  {item.path} ({item.size:,} bytes, {item.documents:,} documents)" for item in self.inputs)
+        lines.extend(f"  {item.path} ({counted(item.size, 'byte')}, {counted(item.documents, 'document')})"
+                     for item in self.inputs)
         return "\n".join(lines)
 
 
@@ -483,7 +485,7 @@ class ShardIndex:
     def describe(self) -> str:
         lines = [self.meta.describe(),
                  f"shards             {len(self.shards):,} of at most {self.shard_tokens:,} tokens"]
-        lines.extend(f"  {shard.name}: {shard.tokens:,} tokens, {shard.documents:,} documents"
+        lines.extend(f"  {shard.name}: {counted(shard.tokens, 'token')}, {counted(shard.documents, 'document')}"
                      + (" (the first continues the previous shard's last)" if shard.continues else "")
                      for shard in self.shards)
         return "\n".join(lines)
