@@ -1255,49 +1255,42 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
     return -1
 
 
+cdef inline bint _holds_bytes(const uint8_t* at, const uint8_t* end, const uint8_t* needle,
+                              Py_ssize_t m) noexcept nogil:
+    """Whether [at, end) holds the m >= 1 bytes `needle`: memchr finds each candidate first byte (vectorized in
+    libc), and a compare checks the rest."""
+    while end - at >= m:
+        at = <const uint8_t*>memchr(at, needle[0], end - at - m + 1)
+        if at == NULL:
+            return False
+        if memcmp(at + 1, needle + 1, m - 1) == 0:
+            return True
+        at += 1
+    return False
+
+
 cdef bint _holds_anchor(vector[Span]& segments, Py_ssize_t first, bytes anchor) except -1:
-    """Whether the UTF-8 of an ordinary segment from segments[first] on holds the bytes `anchor` (not empty).
-    memchr finds each candidate first byte (vectorized in libc), and a compare checks the rest."""
+    """Whether the UTF-8 of an ordinary segment from segments[first] on holds the bytes `anchor` (not empty)."""
     cdef const uint8_t* needle = <const uint8_t*>PyBytes_AS_STRING(anchor)
     cdef Py_ssize_t m = PyBytes_GET_SIZE(anchor)
-    cdef const uint8_t* at
-    cdef const uint8_t* end
     cdef Py_ssize_t k
     if m == 0:
         raise ValueError("an empty anchor is in every text")
     for k in range(first, <Py_ssize_t>segments.size()):
-        if segments[k].rank != NO_RANK:     # a special token split out, not ordinary text
-            continue
-        at = segments[k].data
-        end = at + segments[k].size
-        while end - at >= m:
-            at = <const uint8_t*>memchr(at, needle[0], end - at - m + 1)
-            if at == NULL:
-                break
-            if memcmp(at + 1, needle + 1, m - 1) == 0:
-                return True
-            at += 1
+        if segments[k].rank == NO_RANK and _holds_bytes(segments[k].data, segments[k].data + segments[k].size,
+                                                        needle, m):     # (rank set: a special token split out)
+            return True
     return False
 
 
 def text_holds(str text not None, bytes needle not None):
-    """Whether the UTF-8 of `text` holds the bytes `needle` (not empty), as `_holds_anchor` looks: memchr for
-    each candidate first byte, then a compare. (The UTF-8 is the one CPython keeps with the str.)"""
+    """Whether the UTF-8 of `text` holds the bytes `needle` (not empty), searched as `_holds_anchor` searches.
+    (The UTF-8 is the one CPython keeps with the str.)"""
     cdef Py_ssize_t n
     cdef const uint8_t* at = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
-    cdef const uint8_t* end = at + n
-    cdef const uint8_t* wanted = <const uint8_t*>PyBytes_AS_STRING(needle)
-    cdef Py_ssize_t m = PyBytes_GET_SIZE(needle)
-    if m == 0:
+    if PyBytes_GET_SIZE(needle) == 0:
         raise ValueError("an empty needle is in every text")
-    while end - at >= m:
-        at = <const uint8_t*>memchr(at, wanted[0], end - at - m + 1)
-        if at == NULL:
-            return False
-        if memcmp(at + 1, wanted + 1, m - 1) == 0:
-            return True
-        at += 1
-    return False
+    return _holds_bytes(at, at + n, <const uint8_t*>PyBytes_AS_STRING(needle), PyBytes_GET_SIZE(needle))
 
 
 cdef _raise_missing_byte(bytes data):

@@ -150,14 +150,15 @@ class Encoding:
         self._table = table
         self._specials = specials
         self._special_tokens = specials.tokens
-        self._core = _core.CoreBPE(table, specials.core_parts(), specials.decode_bytes())
+        decode_bytes = specials.decode_bytes()
+        self._core = _core.CoreBPE(table, specials.core_parts(), decode_bytes)
         self._special_token_values = frozenset(self._special_tokens.values())
         self._all_special = frozenset(self._special_tokens)
         self._default_policy = None     # built on first use (see _special_policy)
         self._policies = {}
         self._ordinary_split = specials.split(frozenset())
         self.max_token_value: int = max(table.max_rank, max(self._special_token_values, default=0),
-                                        max(specials.decode_bytes() or (0,)))
+                                        max(decode_bytes or (0,)))
         # The engine that cuts text into pieces (pretokenizer.py): the compiled scanner of a pattern in the
         # family, else `regex` with tiktoken's classes.
         self._findall = RegexSplit(pat_str)
@@ -244,8 +245,7 @@ class Encoding:
                 _run_deferred_check(deferred_check, text)
                 ids = _retry_repaired(self._core.encode, self._pretokenize, special_split, text)
             return ids[:max_tokens]
-        if deferred_check is not None and (not deferred_check[0] or _holds(text, deferred_check[0])):
-            deferred_check[1](text)     # the whole text, as encode checks it
+        _check_where_anchored(deferred_check, text)     # the whole text, as encode checks it
         try:
             return self._encode_pieces_of(text, max_tokens, special_split)
         except UnicodeEncodeError:      # surrogates, which have no UTF-8: repaired as encode repairs them
@@ -448,11 +448,8 @@ class Encoding:
         except UnicodeEncodeError:
             raise ValueError("the text holds surrogates, which have no UTF-8: repair it first "
                              "(text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace'))") from None
-        if deferred_check is not None:
-            # The part returned, as encode checks it (the search counts a disallowed token's text as ordinary).
-            part = text[start:end]
-            if not deferred_check[0] or _core.text_holds(part, deferred_check[0]):
-                deferred_check[1](part)
+        # The part returned, as encode checks it (the search counts a disallowed token's text as ordinary).
+        _check_where_anchored(deferred_check, text[start:end])
         return end
 
     def _fit_end(self, text: str, start: int, max_tokens: int, scanner: _Scanner, special_split: Any,
@@ -486,16 +483,13 @@ class Encoding:
 
     def _budget_scanner(self) -> _Scanner:
         """The compiled scanner of this encoding's pattern: the one scanner that reports what each piece's
-        match looked at (hand-written scanners equal it on every input; tests check)."""
-        scanner = self.__dict__.get("_compiled_scanner")
-        if scanner is None:
-            try:
-                scanner = _Scanner.compiled(self._pat_str)
-            except ValueError as error:
-                raise TypeError(f"truncate and chunks need a pattern the compiled scanner runs; {self.name!r}'s "
-                                f"is not one: {error}") from None
-            self.__dict__["_compiled_scanner"] = scanner
-        return scanner
+        match looked at (hand-written scanners equal it on every input; tests check). Scanner.compiled keeps
+        the last scanners it made, so a pattern is not compiled again on every call."""
+        try:
+            return _Scanner.compiled(self._pat_str)
+        except ValueError as error:
+            raise TypeError(f"truncate and chunks need a pattern the compiled scanner runs; {self.name!r}'s "
+                            f"is not one: {error}") from None
 
     def count_batch(
         self,
@@ -962,13 +956,19 @@ def _check_texts(texts: object) -> list[str]:
     return texts
 
 
-def _holds(text: str, anchor: bytes) -> bool:
-    """Whether `text` may hold a special token starting with `anchor` (always, for text with surrogates, which
-    has no UTF-8 to search: the regex check then reads the text itself)."""
+def _check_where_anchored(deferred_check: tuple[bytes, Callable[[str], None]] | None, text: str) -> None:
+    """The policy's check of `text` for disallowed special tokens, as the core runs it: only when its UTF-8 holds
+    the anchor they all start with (memchr), or always when the anchor is empty or the text has surrogates
+    (no UTF-8 to search: the regex check then reads the text itself)."""
+    if deferred_check is None:
+        return
+    anchor, check = deferred_check
     try:
-        return _core.text_holds(text, anchor)
+        held = not anchor or _core.text_holds(text, anchor)
     except UnicodeEncodeError:
-        return True
+        held = True
+    if held:
+        check(text)
 
 
 def _surrogate_pair_starts(text: str) -> list[int]:
