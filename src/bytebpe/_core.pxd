@@ -130,7 +130,8 @@ cdef class MergeTable:
     cdef bint _is_token_rank_rule(self, vector[uint8_t]& made_whole) except -1
     cdef int _keep_whole_only(self, const vector[uint8_t]& keep) except -1
     cdef bint _token_rank_split(self, Rank token, Rank* left, Rank* right) except -1
-    cdef void _insert(self, Rank rank) noexcept
+    cdef bint _insert(self, Rank rank, uint64_t h) noexcept
+    cdef uint64_t _hash_of(self, Py_ssize_t rank) noexcept
     cdef int _check_size(self, Py_ssize_t n_tokens, Py_ssize_t max_rank, Py_ssize_t total_bytes) except -1
     cdef bint _index(self) except -1
     cdef bytes _token_bytes(self, Py_ssize_t rank)

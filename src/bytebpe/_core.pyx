@@ -185,6 +185,9 @@ cdef enum:
 # Dense id tables are allowed to be at most this many times (plus a constant) larger than the token count.
 cdef enum:
     MAX_ID_SPARSITY = 64
+# Building a table, tokens are hashed this many ahead of their insert and their slots prefetched.
+cdef enum:
+    INDEX_AHEAD = 16
 # The table's character starts (_merge_char_starts.pxi) are built once this many characters of text that is
 # not all ASCII have been encoded with it: the build reads every token (milliseconds), which a program that
 # encodes one short string should not pay; CJK text repays it within a few hundred KB.
@@ -464,8 +467,9 @@ cdef class MergeTable:
 
     cdef bint _index(self) except -1:
         """Build the lookup structures from blob/token_start/token_len; False if a token appears twice."""
-        cdef Py_ssize_t rank, n
+        cdef Py_ssize_t rank, n, ahead
         cdef const uint8_t* data
+        cdef vector[uint64_t] hashes
         self.mask = _table_capacity(self.n_tokens) - 1
         fill_vector(self.slots, self.mask + 1, Slot(0, 0, 0))
         self.bloom_mask = _table_capacity(self.n_tokens) // 8 - 1
@@ -479,16 +483,24 @@ cdef class MergeTable:
         # Tails in the slots (Slot) where lengths fit 8 bits and offsets the other 24.
         self.length_mask = 0xFF if self.max_token_len < 256 and self.blob.size() < (1 << 24) else 0xFFFFFFFF
         self.max_token_len = 0
+        # The slots are megabytes and each insert lands at random: hash INDEX_AHEAD tokens ahead and
+        # prefetch their slots, so that the misses overlap.
+        hashes.resize(self.max_rank + 1)
         for rank in range(self.max_rank + 1):
+            if self.token_len[rank] >= 0:
+                hashes[rank] = self._hash_of(rank)
+        for rank in range(self.max_rank + 1):
+            ahead = rank + INDEX_AHEAD
+            if ahead <= self.max_rank:
+                __builtin_prefetch(self.slots.data() + (hashes[ahead] & self.mask))
             n = self.token_len[rank]
             if n < 0:
                 continue
             if n > self.max_token_len:
                 self.max_token_len = n
-            data = self.blob.data() + self.token_start[rank]
-            if self.rank_of(data, n) != NO_RANK:
+            if not self._insert(<Rank>rank, hashes[rank]):
                 return False
-            self._insert(<Rank>rank)
+            data = self.blob.data() + self.token_start[rank]
             if n == 1:
                 self.byte_rank[data[0]] = <Rank>rank
             elif n == 2:
@@ -572,19 +584,31 @@ cdef class MergeTable:
                 ranks[self._token_bytes(rank)] = self.rank_objects[rank]
         return ranks
 
-    cdef void _insert(self, Rank rank) noexcept:
+    cdef bint _insert(self, Rank rank, uint64_t h) noexcept:
+        """Put token `rank` (hash `h`) in the table; False, and nothing stored, when an equal token is there."""
         cdef const uint8_t* data = self.blob.data() + self.token_start[rank]
         cdef Py_ssize_t n = self.token_len[rank]
         cdef uint64_t head = _head_word(data, n)
-        cdef uint64_t h = _hash_bytes(head, data, n)
         cdef uint64_t i = h & self.mask
         cdef uint32_t length = <uint32_t>n
+        cdef const Slot* slot
         if n > 8 and self.length_mask == 0xFF:
             length |= self.token_start[rank] << 8
         while self.slots[i].rank_plus_one != 0:
+            slot = &self.slots[i]
+            if slot.head == head and (slot.length & self.length_mask) == n and (
+                    n <= 8 or _same_tail(self.blob.data() + (slot.length >> 8 if self.length_mask == 0xFF
+                                                             else self.token_start[slot.rank_plus_one - 1]),
+                                         data, n)):
+                return False
             i = (i + 1) & self.mask
         self.slots[i] = Slot(head, rank + 1, length)
         self.bloom[(h >> 20) & self.bloom_mask] |= _bloom_bits(h)
+        return True
+
+    cdef uint64_t _hash_of(self, Py_ssize_t rank) noexcept:
+        cdef const uint8_t* data = self.blob.data() + self.token_start[rank]
+        return _hash_bytes(_head_word(data, self.token_len[rank]), data, self.token_len[rank])
 
     cdef inline bint _maybe_token(self, uint64_t h) noexcept nogil:
         """False when the Bloom filter rules out every token with hash `h`."""
@@ -839,7 +863,7 @@ cdef class MergeTable:
                 continue
             data = self.blob.data() + self.token_start[rank]
             if keep[rank]:
-                self._insert(<Rank>rank)
+                self._insert(<Rank>rank, self._hash_of(rank))
             elif n == 2:
                 self.pair_of_bytes_rank[data[0] << 8 | data[1]] = NO_RANK
             # (a single byte is always kept: no merge applies to one part)
@@ -998,6 +1022,7 @@ cdef class MergeTable:
 # would reach the lookups through a function-pointer table). The map of which one runs when is the module
 # docstring.
 include "_tiktoken_format.pxi"
+include "_json_scan.pxi"
 include "_merge_char_starts.pxi"
 include "_merge_scan.pxi"
 include "_merge_heap.pxi"

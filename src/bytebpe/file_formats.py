@@ -4,13 +4,16 @@
 Every loader asks here before complaining, so that a file handed to the wrong one is an error naming the
 format it is and the loader that reads it ("this is a Mistral Tekken file: use bytebpe.from_tekken_json"),
 and `bytebpe.load_tokenizer` (tokenizer_files.py) dispatches on the answer. Knows formats, not `Encoding`:
-it imports nothing of bytebpe, so every reader, down to serialization.py, can use it.
+it imports nothing of bytebpe but the compiled core's JSON scan, so every reader, down to serialization.py,
+can use it.
 """
 from __future__ import annotations
 
 import json
 import re
 from typing import Any, NamedTuple
+
+from ._core import json_member_span
 
 __all__ = ["TokenizerFileError", "Recognised", "FORMATS", "recognise", "recognise_document", "wrong_format"]
 
@@ -52,6 +55,9 @@ class Recognised(NamedTuple):
     kind: str                   # a key of FORMATS, or "corrupt json"
     document: Any = None        # the parsed JSON, for the JSON formats (so that nobody parses it twice)
     problem: str | None = None  # why JSON did not parse, for "corrupt json"
+    # A Tekken file's "vocab" array, left unparsed (the document then has no "vocab"): the loader reads it
+    # in C (`_core.tekken_vocab_lines`), or with json where that refuses it.
+    unparsed_vocab: memoryview | None = None
 
 
 def recognise_document(document: Any) -> str:
@@ -103,6 +109,9 @@ def recognise(contents: bytes) -> Recognised:
     .tiktoken file is known by its first line, a file that is not text is "binary"."""
     start = contents[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
     if start[:1] in (b"{", b"["):
+        tekken = _tekken_without_vocab(contents)
+        if tekken is not None:
+            return tekken
         try:
             document = json.loads(contents)
         except UnicodeDecodeError as error:
@@ -126,6 +135,27 @@ def recognise(contents: bytes) -> Recognised:
     if b"\0" in start or _not_utf8(start):
         return Recognised("binary")
     return Recognised("unknown")
+
+
+def _tekken_without_vocab(contents: bytes) -> Recognised | None:
+    """A Tekken file, its "vocab" array left unparsed, or None (then the whole file is parsed).
+
+    That array is nearly all of the file (150,000 objects): json.loads spends ~0.1 s building them, which
+    the loader does not need. The rest of the file is parsed by json with the array replaced by [], so it is
+    checked as before; the array itself is checked by whoever reads it (see _json_scan.pxi).
+    """
+    span = json_member_span(contents, "vocab")
+    if span is None or contents[span[0]:span[0] + 1] != b"[":
+        return None
+    start, end = span
+    try:
+        document = json.loads(contents[:start] + b"[]" + contents[end:])
+    except (ValueError, RecursionError):
+        return None     # (the whole file's parse says what is wrong, and where)
+    if recognise_document(document) != "tekken":
+        return None
+    del document["vocab"]
+    return Recognised("tekken", document, unparsed_vocab=memoryview(contents)[start:end])
 
 
 def _not_utf8(start: bytes) -> bool:

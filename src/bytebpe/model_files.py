@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -27,7 +28,7 @@ from typing import Any
 
 from . import _core
 from .encoding import Encoding, Normalizer
-from .file_formats import TokenizerFileError, recognise, shortened, wrong_format
+from .file_formats import NESTED_TOO_DEEPLY, TokenizerFileError, recognise, shortened, wrong_format
 from .vocab_io import parse_tiktoken_bpe
 
 __all__ = [
@@ -85,11 +86,39 @@ def from_tekken_json(path: str | os.PathLike[str]) -> Encoding:
         raise ModelFileError(f"{label}: not a Mistral Tekken file (not JSON)")
     if found.kind not in ("tekken", "json"):     # (any other JSON: its fields say what is missing)
         raise ModelFileError(wrong_format(label, found.kind, "tekken"))
-    return tekken_encoding(found.document, label, Path(label).name.replace(".json", ""))
+    return tekken_encoding(found.document, label, Path(label).name.replace(".json", ""), found.unparsed_vocab)
 
 
-def tekken_encoding(document: Any, label: str, name: str) -> Encoding:
-    """`from_tekken_json` of the parsed file (`label` names it in errors)."""
+def tekken_encoding(document: Any, label: str, name: str, unparsed_vocab: memoryview | None = None) -> Encoding:
+    """`from_tekken_json` of the parsed file (`label` names it in errors); `unparsed_vocab`: its "vocab" array
+    as `file_formats.recognise` left it, unparsed (then `document` has no "vocab")."""
+    try:
+        pattern, vocab_size, num_special, special_names = _tekken_config(document, label)
+    except ModelFileError:
+        if unparsed_vocab is not None:
+            _parsed_vocab(unparsed_vocab, label)    # JSON that does not parse is the first thing to say
+        raise
+    n_ordinary = vocab_size - num_special
+    # mistral-common keeps the first n_ordinary entries (_reload_mergeable_ranks(vocab, max_vocab=...)) and
+    # never reads the others: neither does this.
+    table = None
+    if unparsed_vocab is not None:
+        table = _plain_tekken_table(unparsed_vocab, num_special, n_ordinary)
+        if table is None:
+            document = {**document, "vocab": _parsed_vocab(unparsed_vocab, label)}
+    if table is None:
+        table = _tekken_table(_kept_vocab(document, n_ordinary, vocab_size, num_special, label), num_special,
+                              label)
+    special_tokens = {text: token_id for token_id, text in enumerate(special_names)}
+    try:
+        return Encoding._from_table(name, pat_str=pattern, table=table, special_tokens=special_tokens,
+                                    explicit_n_vocab=vocab_size)
+    except ValueError as error:     # (the ranks and special ids are checked: only the pattern is left)
+        raise ModelFileError(f"{label}: config.pattern: {error}") from None
+
+
+def _tekken_config(document: Any, label: str) -> tuple[str, int, int, list[str]]:
+    """(pattern, default_vocab_size, default_num_special_tokens, the special tokens' names) of a Tekken file."""
     if not isinstance(document, dict):
         raise ModelFileError(f"{label}: a Tekken file is a JSON object, got {_kind(document)}")
     config = _field(document, "config", dict, label)
@@ -102,25 +131,31 @@ def tekken_encoding(document: Any, label: str, name: str) -> Encoding:
         raise ModelFileError(f"{label}: config.version: {version!r} is not a Tekken version (v3, v7, v13, ...)")
     special_names = _tekken_special_tokens(document.get("special_tokens"), int(matched.group(1)), num_special,
                                            label)
-    n_ordinary = vocab_size - num_special
-    if n_ordinary < 256:
+    if vocab_size - num_special < 256:
         raise ModelFileError(
             f"{label}: config.default_vocab_size {vocab_size} - config.default_num_special_tokens {num_special} "
-            f"leaves {n_ordinary} ordinary tokens: fewer than the 256 single bytes")
+            f"leaves {vocab_size - num_special} ordinary tokens: fewer than the 256 single bytes")
+    return pattern, vocab_size, num_special, special_names
+
+
+def _kept_vocab(document: dict[str, Any], n_ordinary: int, vocab_size: int, num_special: int,
+                label: str) -> list[Any]:
     vocab = _field(document, "vocab", list, label)
     if len(vocab) < n_ordinary:
         raise ModelFileError(
             f"{label}: vocab: {len(vocab)} entries, but config.default_vocab_size {vocab_size} - "
             f"config.default_num_special_tokens {num_special} asks for {n_ordinary}")
-    # mistral-common keeps the first n_ordinary entries (_reload_mergeable_ranks(vocab, max_vocab=...)) and
-    # never reads the others: neither does this.
-    table = _tekken_table(vocab[:n_ordinary], num_special, label)
-    special_tokens = {text: token_id for token_id, text in enumerate(special_names)}
+    return vocab[:n_ordinary]
+
+
+def _parsed_vocab(unparsed_vocab: memoryview, label: str) -> Any:
     try:
-        return Encoding._from_table(name, pat_str=pattern, table=table, special_tokens=special_tokens,
-                                    explicit_n_vocab=vocab_size)
-    except ValueError as error:     # (the ranks and special ids are checked: only the pattern is left)
-        raise ModelFileError(f"{label}: config.pattern: {error}") from None
+        return json.loads(bytes(unparsed_vocab))
+    except RecursionError:
+        raise ModelFileError(f"{label}: not valid JSON, or truncated (its \"vocab\" array: "
+                             f"{NESTED_TOO_DEEPLY})") from None
+    except ValueError as error:
+        raise ModelFileError(f"{label}: not valid JSON, or truncated (its \"vocab\" array: {error})") from None
 
 
 def _tekken_special_tokens(listed: Any, version: int, num_special: int, label: str) -> list[str]:
@@ -166,6 +201,20 @@ def _tekken_special_tokens(listed: Any, version: int, num_special: int, label: s
 _SINGLE_BYTES = [bytes([byte]) for byte in range(256)]
 
 
+def _plain_tekken_table(unparsed_vocab: memoryview, num_special: int, n_kept: int) -> _core.MergeTable | None:
+    """The table of a plain "vocab" array read in C (_json_scan.pxi), or None: then the json path reads it."""
+    lines = _core.tekken_vocab_lines(unparsed_vocab, num_special, n_kept)
+    return _plain_table(_core.MergeTable.from_tiktoken(lines), n_kept, num_special) if lines is not None else None
+
+
+def _plain_table(table: _core.MergeTable | None, n_kept: int, num_special: int) -> _core.MergeTable | None:
+    """`table` if it holds n_kept tokens, the first 256 the single bytes in order; else None."""
+    if table is not None and table.n_tokens == n_kept and all(
+            table.token_bytes(num_special + byte) == token for byte, token in enumerate(_SINGLE_BYTES)):
+        return table
+    return None
+
+
 def _tekken_table(kept: list[Any], num_special: int, label: str) -> _core.MergeTable:
     """The merge table of the kept vocabulary entries: entry i is rank i, id i + num_special."""
     try:
@@ -177,9 +226,8 @@ def _tekken_table(kept: list[Any], num_special: int, label: str) -> _core.MergeT
         plain = ranks == list(range(len(kept))) and set(map(type, ranks)) <= {int}
     except (KeyError, TypeError, UnicodeEncodeError):
         plain = False
-    table = _core.MergeTable.from_tiktoken(lines) if plain else None
-    if table is not None and table.n_tokens == len(kept) and all(
-            table.token_bytes(num_special + byte) == token for byte, token in enumerate(_SINGLE_BYTES)):
+    table = _plain_table(_core.MergeTable.from_tiktoken(lines), len(kept), num_special) if plain else None
+    if table is not None:
         return table
     # Any doubt: entry by entry, naming the first that is wrong (or accepting base64 the compiled reader
     # found unusual, such as nonzero padding bits, as base64.b64decode does).

@@ -97,7 +97,8 @@ def load_tokenizer_file(
             raise TokenizerJsonError(f"{label}: {error}") from None
         return LoadedTokenizer(kind, encoding)
     if kind == "tekken":
-        return LoadedTokenizer(kind, tekken_encoding(found.document, label, Path(label).name.replace(".json", "")))
+        return LoadedTokenizer(kind, tekken_encoding(found.document, label, Path(label).name.replace(".json", ""),
+                                                     found.unparsed_vocab))
     if kind == "tiktoken":
         if model is None and pattern is None:
             raise TokenizerFileError(
