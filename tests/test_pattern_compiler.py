@@ -609,6 +609,22 @@ def test_generated_pattern_cuts_as_the_regex_package_where_its_classes_are_tikto
         assert got == expected, f"{pattern!r} on {text!r}: {first_difference(got, expected)}"
 
 
+@settings(max_examples=300, **GENERATED)
+@given(pattern=st.one_of(patterns_of_the_family(possessive=True), patterns_of_the_family(possessive=False)))
+def test_every_pattern_the_compiler_takes_compiles_in_the_regex_package_as_written(pattern):
+    """Encoding checks a pattern with `regex` only when the compiled scanner does not take it (check_pattern):
+    so the compiler must never take a pattern that `regex` refuses."""
+    if compiled_or_none(pattern, "tiktoken") is not None:
+        regex.compile(pattern)
+
+
+def test_a_pattern_regex_refuses_is_refused_when_the_encoding_is_made():
+    for pattern in ["(unclosed", "[z-a]", r"\p{NoSuchProperty}", "a{2,1}"]:
+        with pytest.raises(ValueError, match="pat_str does not compile"):
+            bytebpe.Encoding("bad", pat_str=pattern, mergeable_ranks={bytes([b]): b for b in range(256)},
+                             special_tokens={})
+
+
 # ---- patterns that may match nothing ---------------------------------------------------------------------------
 
 def nullable_witness(branch: str) -> str | None:

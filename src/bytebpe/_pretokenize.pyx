@@ -679,8 +679,14 @@ cdef int _build_program(Scanner scanner, program, int oracle) except -1:
             ranges.append((byte, byte, 1u << bit))
         bit += 1
     p.stage1.resize(_N_BLOCKS)
+    # The blocks that hold an explicit code point (most hold none); and the last combination looked up, which
+    # neighbouring code points mostly share (the dicts are asked only when it changes).
+    explicit_blocks = {block for low, high, _ in ranges for block in range(low >> 8, (high >> 8) + 1)}
+    cdef uint32_t last_result = 0, last_example = 0
+    cdef bint have_last = False, have_example = False
+    cdef int last_found = 0
     for block in range(_N_BLOCKS):
-        extra = _explicit_bits(ranges, block)
+        extra = _explicit_bits(ranges, block) if block in explicit_blocks else None
         props_block = bytebpe_props_block(oracle, block)
         if extra is None and props_block in props_blocks:
             p.stage1[block] = props_blocks[props_block]
@@ -693,16 +699,20 @@ cdef int _build_program(Scanner scanner, program, int oracle) except -1:
             for j in range(n_branches):
                 if sets & branch_masks[j]:
                     result |= branch_bits[j]
-            found = combo_ids.get(result)
-            if found is None:
-                if len(combo_ids) >= 256:
-                    raise pattern_compiler.UnsupportedPattern(
-                        f"{program.pattern!r}: its classes combine in more than 256 ways")
-                found = combo_ids[result] = len(combo_ids)
-                p.combos.push_back(result)
-            if not (0xD800 <= cp < 0xE000) and result not in combo_example:
-                combo_example[result] = cp
-            row[k] = found
+            if not have_last or result != last_result:
+                found = combo_ids.get(result)
+                if found is None:
+                    if len(combo_ids) >= 256:
+                        raise pattern_compiler.UnsupportedPattern(
+                            f"{program.pattern!r}: its classes combine in more than 256 ways")
+                    found = combo_ids[result] = len(combo_ids)
+                    p.combos.push_back(result)
+                last_result, last_found, have_last = result, found, True
+            if not (0xD800 <= cp < 0xE000) and (not have_example or result != last_example):
+                if result not in combo_example:
+                    combo_example[result] = cp
+                last_example, have_example = result, True
+            row[k] = last_found
         key = bytes(row)
         block_id = block_ids.get(key)
         if block_id is None:

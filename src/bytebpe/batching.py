@@ -13,8 +13,10 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 T = TypeVar("T")
 
@@ -38,6 +40,10 @@ def pool_size() -> int:
 def shared_pool() -> ThreadPoolExecutor:
     """The process-wide pool, created on first use (and again in a forked child, which has no threads)."""
     global _pool
+    # (concurrent.futures is imported here, by the first batch that uses threads: importing it costs a few
+    # milliseconds, which loading an encoding should not pay)
+    from concurrent.futures import ThreadPoolExecutor
+
     with _pool_lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=pool_size(), thread_name_prefix="bytebpe")
@@ -138,6 +144,8 @@ def map_chunks(
     # median 1.03x. Whatever happens to it (a Ctrl-C or SIGTERM arrives on this thread), the pool threads
     # start no new chunk after it stops, and it returns once they are out of their current one, unless it is
     # interrupted again while it waits (their chunks hold references to what they read and write).
+    from concurrent.futures import wait     # (imported already by shared_pool, when there is a pool)
+
     futures: list[Future[None]] = [shared_pool().submit(work) for _ in range(min(workers, len(chunks)) - 1)]
     try:
         work()

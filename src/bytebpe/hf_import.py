@@ -29,7 +29,7 @@ those of HF's `add_special_tokens=False`, as tiktoken's `encode` adds nothing ei
 """
 from __future__ import annotations
 
-import hashlib
+import functools
 import json
 import os
 import re
@@ -37,9 +37,7 @@ import unicodedata
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import regex
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import _core, _pretokenize, patterns
 from .atomic_write import write_bytes_atomically
@@ -49,6 +47,9 @@ from .file_formats import (NESTED_TOO_DEEPLY, TokenizerFileError, recognise, rec
 from .hf_json import _byte_to_char, oniguruma_pattern
 from .pattern_compiler import UnsupportedPattern
 from .pretokenizer import regex_timeout, timed_out
+
+if TYPE_CHECKING:
+    import regex
 
 __all__ = ["TokenizerJsonEncoding", "TokenizerJsonError", "from_tokenizer_json"]
 
@@ -80,10 +81,23 @@ _ONIGURUMA_ONLY = re.compile(r"\\[hHRXKGyYO]|\(\?~|\\g<|\\g'")
 # Oniguruma's possessive-looking interval `X{n,m}+` is `(?:X{n,m})+` (hf_json has the reverse rewrite).
 _ONIG_INTERVAL_PLUS = re.compile(r"(\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()|?*+{])(\{\d+(?:,\d*)?\})\+")
 
-_WORD_AT_END = regex.compile(r"\w\Z")
-_WORD_AT_START = regex.compile(r"\w")
-_SPACE_AT_END = regex.compile(r"\s*\Z")
-_SPACE_AT_START = regex.compile(r"\s*")
+# `regex` is imported where a file first needs it (a Split pattern, ByteLevel's regex, a single_word or
+# stripped added token), not with this module: most files need none of it, and loading one should not pay
+# for its import.
+
+
+class _EdgePatterns(NamedTuple):
+    word_at_end: regex.Pattern[str]
+    word_at_start: regex.Pattern[str]
+    space_at_end: regex.Pattern[str]
+    space_at_start: regex.Pattern[str]
+
+
+@functools.cache
+def _edge_patterns() -> _EdgePatterns:
+    import regex
+
+    return _EdgePatterns(regex.compile(r"\w\Z"), regex.compile(r"\w"), regex.compile(r"\s*\Z"), regex.compile(r"\s*"))
 
 Pieces = list[str]
 Step = Callable[[str], Pieces]
@@ -305,6 +319,8 @@ def _python_pattern(onig: str, component: str) -> str:
 
 
 def _compiled_pattern(pattern: Any, component: str) -> regex.Pattern[str]:
+    import regex
+
     if not isinstance(pattern, dict) or len(pattern) != 1 or not isinstance(next(iter(pattern.values())), str):
         raise TokenizerJsonError(f"{component}: pattern must be {{'String': ...}} or {{'Regex': ...}}, got {pattern!r}")
     (kind, source), = pattern.items()
@@ -399,6 +415,8 @@ def _pattern_split(pattern: regex.Pattern[str], behavior: str, invert: bool, com
         # The common case (every piece kept, matches and gaps alike) in one C call: `split` around the whole
         # pattern as one group gives gaps and matches alternately. 3x faster than the general path on
         # DeepSeek's three Splits.
+        import regex
+
         around = regex.compile(f"({pattern.pattern})", pattern.flags)
 
         def isolated(text: str) -> Pieces:
@@ -433,6 +451,8 @@ def _pre_tokenizer_steps(spec: Any) -> list[tuple[Step, dict[str, Any]]]:
     if kind == "ByteLevel":
         prefix = _field(spec, "add_prefix_space", bool, "pre_tokenizer ByteLevel", True)
         use_regex = _field(spec, "use_regex", bool, "pre_tokenizer ByteLevel", True)
+        import regex
+
         gpt2 = regex.compile(GPT2_BYTE_LEVEL_PATTERN)
 
         def byte_level(text: str) -> Pieces:
@@ -713,14 +733,15 @@ class _AddedTokenSplitter:
             token = tokens[match.group()]
             if token.special and token.content in self.skipped:
                 continue
+            edges = _edge_patterns() if token.single_word or token.lstrip or token.rstrip else None
             if token.single_word and not (
-                    (start == 0 or not _WORD_AT_END.search(sentence, 0, start))
-                    and (stop == len(sentence) or not _WORD_AT_START.match(sentence, stop))):
+                    (start == 0 or not edges.word_at_end.search(sentence, 0, start))
+                    and (stop == len(sentence) or not edges.word_at_start.match(sentence, stop))):
                 continue
             if token.lstrip:
-                start = max(_SPACE_AT_END.search(sentence, 0, start).start(), offset)
+                start = max(edges.space_at_end.search(sentence, 0, start).start(), offset)
             if token.rstrip:
-                stop = _SPACE_AT_START.match(sentence, stop).end()
+                stop = edges.space_at_start.match(sentence, stop).end()
             if offset < start:
                 splits.append((sentence[offset:start], None))
             splits.append((sentence[start:stop], token))
@@ -875,6 +896,8 @@ class TokenizerJsonEncoding(Encoding):
                                          "token (bytebpe could not decode it)")
 
         specials = AddedTokens(tokens, model.decode_only, normalize, pre_tokenizer.prefix_space, before, after)
+        import hashlib  # (here: importing it costs ~2 ms, which loading any other kind of file should not pay)
+
         encoding = cls.__new__(cls)
         # The pattern is only bookkeeping when the pre-tokenizer is a Python callable.
         encoding._assemble(name, pre_tokenizer.known_pattern or r"[\s\S]+", model.table, specials,

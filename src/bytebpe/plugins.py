@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +48,8 @@ def _tiktoken_ext_constructors() -> tuple[dict[str, tuple[str, Callable[[], Any]
         namespace = importlib.import_module("tiktoken_ext")
     except ImportError:
         return {}, []
+    import pkgutil  # (only when tiktoken_ext exists)
+
     found: dict[str, tuple[str, Callable[[], Any]]] = {}
     problems: list[str] = []
     for module_info in pkgutil.iter_modules(namespace.__path__, "tiktoken_ext."):

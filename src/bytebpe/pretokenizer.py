@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Callable
-from typing import Literal
-
-import regex
+from typing import TYPE_CHECKING, Literal
 
 from ._pretokenize import Scanner, code_point_props
 from .pattern_compiler import Dialect, UnsupportedPattern, property_values
+
+if TYPE_CHECKING:
+    import regex
 
 __all__ = ["PretokenizerChoice", "SplitFunction", "PRETOKENIZER_ENV", "checked_choice", "check_pattern",
            "compile_pattern", "with_oracle_classes", "RegexSplit", "regex_split", "choose", "split_function", "replace_surrogates"]
@@ -37,11 +39,22 @@ def checked_choice(choice: object) -> PretokenizerChoice:
     return choice  # type: ignore[return-value]
 
 
-def check_pattern(pat_str: str) -> regex.Pattern[str]:
-    """The split pattern as written, compiled for `regex`; a pattern that is not a str or does not compile is an
-    error."""
+def check_pattern(pat_str: str) -> None:
+    """A split pattern that is not a str, or that does not compile, is an error.
+
+    A pattern the compiled scanner takes is not compiled again: its parser reads only syntax the `regex`
+    package reads too (test_pattern_compiler checks it on generated patterns), and leaving it there spares
+    loading an encoding the import of `regex` (which is imported where a pattern first needs it)."""
     if not isinstance(pat_str, str):
         raise TypeError(f"pat_str must be a str, got {type(pat_str).__name__}")
+    if Scanner.for_pattern(pat_str) is not None:
+        return
+    _regex_compile(pat_str)
+
+
+def _regex_compile(pat_str: str) -> regex.Pattern[str]:
+    import regex    # (see check_pattern)
+
     try:
         return regex.compile(pat_str)
     except regex.error as error:
@@ -51,8 +64,8 @@ def check_pattern(pat_str: str) -> regex.Pattern[str]:
 def compile_pattern(pat_str: str, dialect: Dialect = "tiktoken") -> regex.Pattern[str]:
     """The split pattern compiled for `regex` with the oracle's classes (`with_oracle_classes`); errors as
     `check_pattern`'s."""
-    check_pattern(pat_str)      # errors name the user's pattern, not the rewritten one
-    return regex.compile(with_oracle_classes(pat_str, dialect))
+    _regex_compile(pat_str)     # errors name the user's pattern, not the rewritten one
+    return _regex_compile(with_oracle_classes(pat_str, dialect))
 
 
 class RegexSplit:
@@ -102,7 +115,7 @@ def _class_ranges(escape: str, dialect: Dialect) -> str:
 
 
 # An escape whose class the oracle's tables hold, or a class bracket, or any other escape (kept as it is).
-_CLASS_TOKEN = regex.compile(r"\\[pP](?:\{[^}]*\}|[A-Za-z])|\\[sSdDwW]|\\.|\[\^?\]?|\]", regex.DOTALL)
+_CLASS_TOKEN = re.compile(r"\\[pP](?:\{[^}]*\}|[A-Za-z])|\\[sSdDwW]|\\.|\[\^?\]?|\]", re.DOTALL)
 
 
 def with_oracle_classes(pat_str: str, dialect: Dialect = "tiktoken") -> str:
