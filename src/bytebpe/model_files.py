@@ -21,10 +21,9 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _core
 from .encoding import Encoding, Normalizer
@@ -265,8 +264,7 @@ def _checked_tekken_ranks(kept: list[Any], num_special: int, label: str) -> dict
 # ==== .tiktoken vocabularies and the models' presets ===============================================
 
 
-@dataclass(frozen=True)
-class ModelPreset:
+class ModelPreset(NamedTuple):
     """What a model's tokenizer code adds to its `.tiktoken` vocabulary: data copied from that code."""
 
     pattern: str                        # the split regex (tiktoken's pat_str)

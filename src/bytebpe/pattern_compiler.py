@@ -45,9 +45,8 @@ and Tekken files; HF `tokenizers`' for `tokenizer.json`.
 """
 from __future__ import annotations
 
-import dataclasses
 import string
-from typing import Literal, Union
+from typing import Literal, NamedTuple, Union
 
 __all__ = ["UnsupportedPattern", "Program", "compile_split_pattern", "Dialect", "GENERAL_CATEGORIES",
            "property_values", "block_rules", "BLOCK_RULES"]
@@ -134,8 +133,7 @@ _WORD_MASK = _values_where(lambda value: value & _WORD)
 _DIGIT_MASK = _values_where(lambda value: value & _DIGIT)
 
 
-@dataclasses.dataclass(frozen=True)
-class CharSet:
+class CharSet(NamedTuple):
     """Code points cp with ``negated != (property byte of cp in values or cp in ranges)``: `values` a 256-bit
     mask over property bytes, `ranges` inclusive (low, high) pairs, sorted and merged."""
     negated: bool
@@ -164,48 +162,40 @@ _Item = tuple[int, tuple[tuple[int, int], ...]]
 
 # ==== syntax tree =================================================================================
 
-@dataclasses.dataclass
-class _Set:
+class _Set(NamedTuple):
     charset: CharSet
     letter: str = ""    # the ASCII letter (lower case) of a case-insensitive literal, else ""
 
 
-@dataclasses.dataclass
-class _Byte:
+class _Byte(NamedTuple):
     byte: int
 
 
-@dataclasses.dataclass
-class _Seq:
+class _Seq(NamedTuple):
     items: list[_Node]
 
 
-@dataclasses.dataclass
-class _Alt:
+class _Alt(NamedTuple):
     branches: list[_Seq]
 
 
-@dataclasses.dataclass
-class _Repeat:
+class _Repeat(NamedTuple):
     node: _Node
     low: int
     high: int           # UNBOUNDED or >= low
     mode: int
 
 
-@dataclasses.dataclass
-class _Look:
+class _Look(NamedTuple):
     alt: _Alt
     negative: bool
 
 
-@dataclasses.dataclass
-class _Atomic:
+class _Atomic(NamedTuple):
     alt: _Alt
 
 
-@dataclasses.dataclass
-class _Anchor:
+class _Anchor(NamedTuple):
     op: int
 
 
@@ -570,8 +560,7 @@ def _refuse_multi_folds(items: list[_Node], parser: _Parser) -> None:
 
 # ==== compiler ====================================================================================
 
-@dataclasses.dataclass
-class Program:
+class Program(NamedTuple):
     """What the scanner runs (see _pattern_scan.h).
 
     sets: the character sets, by bit; first_sets: per branch, the bits whose code points can start it (empty
@@ -589,7 +578,7 @@ class Program:
     branch_starts: list[int]
     coverage: list[tuple[int, int]]
     shapes: list[int]
-    tree: _Alt | None = dataclasses.field(default=None, repr=False, compare=False)
+    tree: _Alt | None = None
 
 
 class _Compiler:

@@ -18,10 +18,9 @@ import os
 import sys
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _core, bundled, patterns, plugins
 from .encoding import Encoding
@@ -83,8 +82,7 @@ class VocabularyNotFoundError(FileNotFoundError):
 # --------------------------------------------------------------------------- the encodings as data
 
 
-@dataclass(frozen=True)
-class VocabularyFile:
+class VocabularyFile(NamedTuple):
     """One published vocabulary file: its official address and the sha256 it must have (None: any file
     at that address, as tiktoken's load_tiktoken_bpe does without expected_hash)."""
 
@@ -101,13 +99,14 @@ class AddressFile(VocabularyFile):
     """A file known only by an address a user gave (load_tiktoken_bpe): kept under tiktoken's name for it, the
     sha1 of the address, since another address may end in the same name."""
 
+    __slots__ = ()
+
     @property
     def filename(self) -> str:
         return tiktoken_cache_entry(self)
 
 
-@dataclass(frozen=True)
-class EncodingSpec:
+class EncodingSpec(NamedTuple):
     """Everything that defines a named encoding, apart from the loaded ranks themselves."""
 
     name: str
@@ -115,7 +114,7 @@ class EncodingSpec:
     # "tiktoken": files = (the .tiktoken file,); "data_gym": files = (vocab.bpe, encoder.json).
     ranks_format: str
     files: tuple[VocabularyFile, ...]
-    special_tokens: Mapping[str, int] = field(hash=False)  # special-token text -> token id
+    special_tokens: Mapping[str, int]   # special-token text -> token id
     explicit_n_vocab: int | None = None
     # The bundled vocabulary with the same ranks (bundled.py), None if there is none. gpt2's is r50k_base:
     # its data gym files convert to exactly r50k_base's ranks (tools/gen_bundled_vocab.py checks).
