@@ -217,6 +217,40 @@ def test_chunks_at_piece_boundaries_end_where_the_pattern_starts_a_piece(name, t
         enc.chunks("text", 3, boundary="word")      # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_chunks_with_special_tokens_follow_encodes_rules(name, tiktoken_encoding):
+    """Allowed special tokens are one token each; a disallowed one is an error where a chunk holds it whole."""
+    enc, tik = bytebpe.get_encoding(name), tiktoken_encoding(name)
+    eot = "<|endoftext|>"
+    text = SHORT_TEXTS[7] + " and " + SHORT_TEXTS[0]
+    for budget in (1, 2, 3, 5, 8, 40):
+        for options in ({"allowed_special": {eot}}, {"disallowed_special": ()}):
+            found = enc.chunks(text, budget, **options)
+            assert "".join(found) == text
+            rest = text
+            for chunk in found:
+                expected = longest_fitting(lambda t: len(tik.encode(t, **options)), rest, budget) or rest[:1]
+                assert chunk == expected, (budget, options)
+                rest = rest[len(chunk):]
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.chunks(text, 40)
+    assert "".join(enc.chunks(text, 2)) == text     # no chunk of 2 tokens holds the token whole
+
+
+CHUNK_TEXTS = st.lists(st.one_of(st.sampled_from(list("ab xy\n\t'.,1234") + [" the", " and", "日本", "😀", "e\u0301"]),
+                                 st.characters(exclude_categories=["Cs"])), max_size=60).map("".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=CHUNK_TEXTS, budget=st.integers(1, 12), boundary=st.sampled_from(["char", "piece"]))
+def test_chunks_in_one_compiled_loop_equal_chunks_found_one_by_one(text, budget, boundary):
+    """With no special token in play all chunks come from one compiled loop that uses the piece cache; an
+    allowed special token the text does not hold sends the same text through `_fit`, chunk by chunk."""
+    enc = bytebpe.get_encoding("o200k_base")
+    assert enc.chunks(text, budget, boundary=boundary) == \
+        enc.chunks(text, budget, boundary=boundary, allowed_special={"<|endofprompt|>"})
+
+
 def test_chunks_of_a_corpus_file_fit_and_join(corpus_dir):
     enc = bytebpe.get_encoding("o200k_base")
     docs = [json.loads(line)["text"] for line in (corpus_dir / "docs_english.jsonl").read_text().splitlines()[:20]]

@@ -126,7 +126,6 @@ cdef class MergeTable:
     cdef const PairMerge* _find_merge(self, Rank left, Rank right) noexcept nogil
     cdef const PairMerge* _first_merge(self, const Rank* ids, const uint8_t* data, Py_ssize_t k) noexcept nogil
     cdef int _keep_whole_tokens_of_rule(self) except -1
-    cdef Py_ssize_t _tokens_of(self, bytes data, Py_ssize_t start, Py_ssize_t end, vector[Rank]& ids) except -1
     cdef bint _is_token_rank_rule(self, vector[uint8_t]& made_whole) except -1
     cdef int _keep_whole_only(self, const vector[uint8_t]& keep) except -1
     cdef bint _token_rank_split(self, Rank token, Rank* left, Rank* right) except -1

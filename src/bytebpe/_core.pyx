@@ -947,66 +947,38 @@ cdef class MergeTable:
         `whole`): (k, its tokens) for the largest character boundary k <= `limit` such that ``data[:k]`` has at
         most `budget` tokens, or None when `data` does not settle it (a longer prefix might fit). With
         `at_pieces`, k is one of the text's piece ends (or 0): no piece is cut in two."""
-        if scanner.kind != COMPILED:
-            raise TypeError("only a compiled scanner (Scanner.compiled) reports what each piece looked at")
-        cdef const uint8_t* text = <const uint8_t*>PyBytes_AS_STRING(data)
-        cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
-        cdef const PatternProgram* program = scanner.spec.program
-        cdef vector[Py_ssize_t] piece_ends, furthest, tokens
-        cdef Py_ssize_t ends[SCAN_BATCH]
-        cdef Py_ssize_t seen[SCAN_BATCH]
-        cdef Py_ssize_t start = 0, count, j, reach = -1, total = 0, over = -1, bound, k, stable, tail
-        cdef vector[Rank] ids
-        tokens.push_back(0)
-        # Pieces i with S_i (`furthest`) and F_i (`tokens`, F_0 = 0 in front), up to i* (`over`) or the end.
-        while start < n and over < 0:
-            count = bytebpe_pattern_scan_seen(program, text, start, n, ends, seen, SCAN_BATCH)
-            for j in range(count):
-                total += self._tokens_of(data, start, ends[j], ids)
-                reach = max(reach, seen[j])
-                piece_ends.push_back(ends[j])
-                furthest.push_back(reach)
-                tokens.push_back(total)
-                start = ends[j]
-                if total > budget:
-                    over = piece_ends.size() - 1
-                    break
-        bound = furthest[over] if over >= 0 else n
-        if not (whole or limit <= n or bound < n):
+        cdef _PrefixSearch search = _PrefixSearch(self, scanner, False)
+        cdef Py_ssize_t k = 0, tokens = 0
+        if not search.longest(<const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), budget, limit,
+                              whole, at_pieces, &k, &tokens):
             return None
-        k = min(bound, n, limit)
-        cdef Py_ssize_t candidate = piece_ends.size() - 1     # with at_pieces: the piece whose end k is
-        while k > 0:
-            if at_pieces:
-                while candidate >= 0 and piece_ends[candidate] > k:
-                    candidate -= 1
-                if candidate < 0:
-                    break
-                k = piece_ends[candidate]
-            while k < n and (text[k] & 0xC0) == 0x80:   # a character boundary
-                k -= 1
-            # pieces 1..stable are the prefix's own (S_i < k)
-            stable = lower_bound(furthest.begin(), furthest.end(), k) - furthest.begin()
-            total = tokens[stable]
-            tail = piece_ends[stable - 1] if stable else 0
-            while tail < k and total <= budget:
-                count = bytebpe_pattern_scan_seen(program, text, tail, k, ends, seen, SCAN_BATCH)
-                for j in range(count):
-                    total += self._tokens_of(data, tail, ends[j], ids)
-                    tail = ends[j]
-                    if total > budget:
-                        break
-            if total <= budget:
-                return k, total
-            k -= 1
-        return 0, 0
+        return k, tokens
 
-    cdef Py_ssize_t _tokens_of(self, bytes data, Py_ssize_t start, Py_ssize_t end, vector[Rank]& ids) except -1:
-        """How many tokens the piece ``data[start:end]`` merges into (`ids`: scratch space)."""
-        ids.clear()
-        if self.encode_piece(<const uint8_t*>PyBytes_AS_STRING(data) + start, end - start, ids):
-            _raise_missing_byte(data[start:end])
-        return ids.size()
+    def chunk_ends(self, Scanner scanner not None, bytes data not None, Py_ssize_t budget, bint at_pieces):
+        """Where `Encoding.chunks` cuts the ordinary text whose UTF-8 is `data`, in characters: each chunk the
+        longest prefix of the rest that fits in `budget` tokens (`longest_prefix` of the rest as a text of its
+        own, whole); with `at_pieces` one that ends where a piece of the rest ends, unless there is none; and
+        one character when not even that fits. The persistent piece cache serves the pieces it holds."""
+        cdef _PrefixSearch search = _PrefixSearch(self, scanner, True)
+        cdef const uint8_t* text = <const uint8_t*>PyBytes_AS_STRING(data)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(data), start = 0, k, tokens, chars = 0, j
+        cdef vector[Py_ssize_t] ends
+        while start < n:
+            k = 0
+            if at_pieces:
+                search.longest(text + start, n - start, budget, n - start, True, True, &k, &tokens)
+            if k == 0:
+                search.longest(text + start, n - start, budget, n - start, True, False, &k, &tokens)
+            if k == 0:      # one character over the budget on its own
+                k = 1
+                while start + k < n and (text[start + k] & 0xC0) == 0x80:
+                    k += 1
+            for j in range(start, start + k):
+                chars += (text[j] & 0xC0) != 0x80
+            ends.push_back(chars)
+            start += k
+        search.finish()
+        return ends
 
     def encode_single_piece(self, bytes piece not None):
         """BPE of one piece of bytes, with no pre-tokenization."""
@@ -1149,6 +1121,118 @@ cdef inline bint _piece_cache_offer(PieceCacheCore* pieces, uint64_t h, const ui
     counts.admitted += stored != PIECE_CACHE_DECLINED
     counts.evictions += stored == PIECE_CACHE_REPLACED
     return stored != PIECE_CACHE_DECLINED
+
+
+# ---- budgets.py's search (MergeTable.longest_prefix, MergeTable.chunk_ends) -----------------------------
+
+@cython.final
+cdef class _PrefixSearch:
+    """What budgets.py's search needs (the table, the scanner's program, the persistent piece cache when one
+    is used) and its scratch space, kept across the searches of one chunk_ends call. It holds the table, the
+    scanner and the cache for as long as it lives (the ownership rule)."""
+    cdef MergeTable table
+    cdef Scanner scanner
+    cdef PieceCache cache
+    cdef const PatternProgram* program
+    cdef PieceCacheCore* pieces
+    cdef PieceCacheCounts counts
+    cdef vector[Py_ssize_t] piece_ends, furthest, tokens
+    cdef vector[Rank] ids
+
+    def __cinit__(self, MergeTable table not None, Scanner scanner not None, bint use_cache):
+        if scanner.kind != COMPILED:
+            raise TypeError("only a compiled scanner (Scanner.compiled) reports what each piece looked at")
+        self.table = table
+        self.scanner = scanner
+        self.program = scanner.spec.program
+        self.cache = table.current_piece_cache() if use_cache else None
+        self.pieces = self.cache.core if self.cache is not None else NULL
+        self.counts = PieceCacheCounts(0, 0, 0, 0)
+
+    cdef int finish(self) except -1:
+        """Add what the searches did with the piece cache to its figures."""
+        if self.pieces != NULL:
+            self.pieces.add_counts(self.counts.lookups, self.counts.hits, self.counts.admitted,
+                                   self.counts.evictions)
+        self.counts = PieceCacheCounts(0, 0, 0, 0)
+        return 0
+
+    cdef Py_ssize_t piece_tokens(self, const uint8_t* piece, Py_ssize_t size, Py_ssize_t readable) except -1:
+        """How many tokens `piece` (`size` bytes; `readable` bytes may be read from it) merges into: the
+        persistent cache's ids where it holds the piece (offered to it otherwise), as encode finds them."""
+        cdef uint64_t h = 0
+        cdef uint64_t key[PIECE_CACHE_KEY_WORDS]
+        cdef bint cacheable
+        self.ids.clear()
+        if self.table.rank_of(piece, size) != NO_RANK:
+            return 1
+        cacheable = self.pieces != NULL and size >= 3 and _piece_cacheable(piece, size, True)
+        if cacheable:
+            h = _hash_bytes(_head_word(piece, size), piece, size)
+            piece_cache_key(piece, <uint32_t>size, <size_t>readable, key)
+            if _piece_cache_lookup(self.pieces, h, key, size, self.ids, self.counts):
+                return self.ids.size()
+        if self.table.merge_piece(piece, size, self.ids, NULL):
+            _raise_missing_byte(PyBytes_FromStringAndSize(<const char*>piece, size))
+        if cacheable:
+            _piece_cache_offer(self.pieces, h, key, size, self.ids.data(), self.ids.size(), self.counts)
+        return self.ids.size()
+
+    cdef bint longest(self, const uint8_t* text, Py_ssize_t n, Py_ssize_t budget, Py_ssize_t limit, bint whole,
+                      bint at_pieces, Py_ssize_t* k_out, Py_ssize_t* tokens_out) except -1:
+        """budgets.py's search over `text` (n bytes, the start of a text; all of it if `whole`): False when
+        the bytes do not settle it, else True with the longest prefix in `k_out`, its tokens in `tokens_out`."""
+        cdef Py_ssize_t ends[SCAN_BATCH]
+        cdef Py_ssize_t seen[SCAN_BATCH]
+        cdef Py_ssize_t start = 0, count, j, reach = -1, total = 0, over = -1, bound, k, stable, tail, candidate
+        self.piece_ends.clear()
+        self.furthest.clear()
+        self.tokens.clear()
+        self.tokens.push_back(0)
+        # Pieces i with S_i (`furthest`) and F_i (`tokens`, F_0 = 0 in front), up to i* (`over`) or the end.
+        while start < n and over < 0:
+            count = bytebpe_pattern_scan_seen(self.program, text, start, n, ends, seen, SCAN_BATCH)
+            for j in range(count):
+                total += self.piece_tokens(text + start, ends[j] - start, n - start)
+                reach = max(reach, seen[j])
+                self.piece_ends.push_back(ends[j])
+                self.furthest.push_back(reach)
+                self.tokens.push_back(total)
+                start = ends[j]
+                if total > budget:
+                    over = self.piece_ends.size() - 1
+                    break
+        bound = self.furthest[over] if over >= 0 else n
+        if not (whole or limit <= n or bound < n):
+            return False
+        k = min(bound, n, limit)
+        candidate = self.piece_ends.size() - 1     # with at_pieces: the piece whose end k is
+        while k > 0:
+            if at_pieces:
+                while candidate >= 0 and self.piece_ends[candidate] > k:
+                    candidate -= 1
+                if candidate < 0:
+                    break
+                k = self.piece_ends[candidate]
+            while k < n and (text[k] & 0xC0) == 0x80:   # a character boundary
+                k -= 1
+            # pieces 1..stable are the prefix's own (S_i < k)
+            stable = lower_bound(self.furthest.begin(), self.furthest.end(), k) - self.furthest.begin()
+            total = self.tokens[stable]
+            tail = self.piece_ends[stable - 1] if stable else 0
+            while tail < k and total <= budget:
+                count = bytebpe_pattern_scan_seen(self.program, text, tail, k, ends, seen, SCAN_BATCH)
+                for j in range(count):
+                    total += self.piece_tokens(text + tail, ends[j] - tail, k - tail)
+                    tail = ends[j]
+                    if total > budget:
+                        break
+            if total <= budget:
+                k_out[0], tokens_out[0] = k, total
+                return True
+            k -= 1
+        k_out[0], tokens_out[0] = 0, 0
+        return True
 
 
 cdef inline int _reserve_for(vector[Rank]& out, Py_ssize_t text_bytes) except -1:

@@ -410,11 +410,27 @@ class Encoding:
         if boundary not in ("char", "piece"):
             raise ValueError(f'boundary must be "char" or "piece", got {boundary!r}')
         checked = text if text.__class__ is str else _check_text(text)
+        if not checked:
+            _checked_max_tokens(max_tokens)
+            return []
+        # The first chunk checks everything the search needs (and raises what encode would).
+        first = self._fit(checked, 0, max_tokens, "right", allowed_special, disallowed_special,
+                          at_pieces=boundary == "piece")
+        special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
+        if special_split is None:
+            try:
+                _check_where_anchored(deferred_check, checked)
+            except ValueError:
+                pass    # a disallowed token somewhere: only a chunk that holds it whole is an error (below)
+            else:
+                # No special token in play: every chunk in one compiled loop, each the longest prefix of the
+                # rest as `_fit` finds it (the same search), the piece cache serving the pieces it holds.
+                ends = self._table.chunk_ends(self._budget_scanner(), checked.encode("utf-8"),
+                                              _checked_max_tokens(max_tokens), boundary == "piece")
+                return [checked[start:end] for start, end in zip([0, *ends], ends)]
         found: list[str] = []
-        start = 0
-        while start < len(checked):
-            end = self._fit(checked, start, max_tokens, "right", allowed_special, disallowed_special,
-                            checked_already=start > 0, at_pieces=boundary == "piece")
+        start, end = 0, first
+        while True:
             if end == start and boundary == "piece":    # one piece over the budget on its own
                 end = self._fit(checked, start, max_tokens, "right", allowed_special, disallowed_special,
                                 checked_already=True)
@@ -422,7 +438,10 @@ class Encoding:
                 end = start + 1     # one character over the budget on its own
             found.append(checked[start:end])
             start = end
-        return found
+            if start == len(checked):
+                return found
+            end = self._fit(checked, start, max_tokens, "right", allowed_special, disallowed_special,
+                            checked_already=True, at_pieces=boundary == "piece")
 
     def _fit(self, text: str, start: int, max_tokens: int, side: str, allowed_special: AllowedSpecial,
              disallowed_special: DisallowedSpecial, checked_already: bool = False, at_pieces: bool = False) -> int:
