@@ -947,7 +947,7 @@ cdef class MergeTable:
         `whole`): (k, its tokens) for the largest character boundary k <= `limit` such that ``data[:k]`` has at
         most `budget` tokens, or None when `data` does not settle it (a longer prefix might fit). With
         `at_pieces`, k is one of the text's piece ends (or 0): no piece is cut in two."""
-        cdef _PrefixSearch search = _PrefixSearch(self, scanner, False)
+        cdef _PrefixSearch search = _PrefixSearch(self, scanner, False, PyBytes_GET_SIZE(data))
         cdef Py_ssize_t k = 0, tokens = 0
         if not search.longest(<const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), budget, limit,
                               whole, at_pieces, &k, &tokens):
@@ -959,7 +959,7 @@ cdef class MergeTable:
         longest prefix of the rest that fits in `budget` tokens (`longest_prefix` of the rest as a text of its
         own, whole); with `at_pieces` one that ends where a piece of the rest ends, unless there is none; and
         one character when not even that fits. The persistent piece cache serves the pieces it holds."""
-        cdef _PrefixSearch search = _PrefixSearch(self, scanner, True)
+        cdef _PrefixSearch search = _PrefixSearch(self, scanner, True, PyBytes_GET_SIZE(data))
         cdef const uint8_t* text = <const uint8_t*>PyBytes_AS_STRING(data)
         cdef Py_ssize_t n = PyBytes_GET_SIZE(data), start = 0, k, tokens, chars = 0, j
         cdef vector[Py_ssize_t] ends
@@ -1132,22 +1132,31 @@ cdef class _PrefixSearch:
     scanner and the cache for as long as it lives (the ownership rule)."""
     cdef MergeTable table
     cdef Scanner scanner
-    cdef PieceCache cache
+    cdef PieceCache piece_cache
     cdef const PatternProgram* program
     cdef PieceCacheCore* pieces
     cdef PieceCacheCounts counts
+    # The call's merge cache and pair memo, as encode has them (made on first use): its cached pieces point
+    # into the text, which the caller holds for as long as this search lives.
+    cdef MergeCache cache
     cdef vector[Py_ssize_t] piece_ends, furthest, tokens
     cdef vector[Rank] ids
 
-    def __cinit__(self, MergeTable table not None, Scanner scanner not None, bint use_cache):
+    def __cinit__(self, MergeTable table not None, Scanner scanner not None, bint use_cache,
+                  Py_ssize_t input_bytes):
         if scanner.kind != COMPILED:
             raise TypeError("only a compiled scanner (Scanner.compiled) reports what each piece looked at")
         self.table = table
         self.scanner = scanner
         self.program = scanner.spec.program
-        self.cache = table.current_piece_cache() if use_cache else None
-        self.pieces = self.cache.core if self.cache is not None else NULL
+        self.piece_cache = table.current_piece_cache() if use_cache else None
+        self.pieces = self.piece_cache.core if self.piece_cache is not None else NULL
         self.counts = PieceCacheCounts(0, 0, 0, 0)
+        self.cache.input_bytes = input_bytes
+        self.cache.counts = PieceCacheCounts(0, 0, 0, 0)
+        self.cache.declined = False
+        # Read with the GIL, which every build of the table holds: built once, never changed.
+        self.cache.memo.char_starts = table.char_starts.data() if table.char_starts.size() else NULL
 
     cdef int finish(self) except -1:
         """Add what the searches did with the piece cache to its figures."""
@@ -1157,25 +1166,85 @@ cdef class _PrefixSearch:
         self.counts = PieceCacheCounts(0, 0, 0, 0)
         return 0
 
-    cdef Py_ssize_t piece_tokens(self, const uint8_t* piece, Py_ssize_t size, Py_ssize_t readable) except -1:
-        """How many tokens `piece` (`size` bytes; `readable` bytes may be read from it) merges into: the
-        persistent cache's ids where it holds the piece (offered to it otherwise), as encode finds them."""
-        cdef uint64_t h = 0
+    cdef int batch_tokens(self, const uint8_t* text, Py_ssize_t start, const Py_ssize_t* ends, Py_ssize_t count,
+                          Py_ssize_t n, Py_ssize_t* tokens_out) except -1:
+        """`piece_tokens` of the `count` pieces of text[start:ends[count - 1]] that end at `ends`, into
+        `tokens_out`: all hashed, and their slots prefetched, before the first lookup; a token of up to 8
+        bytes in its home slot is found with one test (as _encode_scanned does)."""
+        cdef uint64_t heads[SCAN_BATCH]
+        cdef uint64_t hashes[SCAN_BATCH]
+        cdef Py_ssize_t j, size, end = start
+        cdef const Slot* slots = self.table.slots.data()
+        cdef const Slot* slot
+        for j in range(count):
+            size = ends[j] - end
+            if size <= self.table.max_token_len:
+                heads[j] = _head_word(text + end, size)
+                hashes[j] = _hash_bytes(heads[j], text + end, size)
+            else:
+                heads[j] = hashes[j] = 0
+            __builtin_prefetch(slots + (hashes[j] & self.table.mask))
+            end = ends[j]
+        end = start
+        for j in range(count):
+            size = ends[j] - end
+            slot = slots + (hashes[j] & self.table.mask)
+            if (slot.head == heads[j]) & (slot.length == size) & (size <= 8):
+                tokens_out[j] = 1
+            else:
+                tokens_out[j] = self.piece_tokens(text + end, size, n - end, hashes[j])
+            end = ends[j]
+        return 0
+
+    cdef Py_ssize_t piece_tokens(self, const uint8_t* piece, Py_ssize_t size, Py_ssize_t readable,
+                                 uint64_t h) except -1:
+        """How many tokens `piece` (`size` bytes; `readable` bytes may be read from it; `h` its hash when it
+        has 3 to max_token_len bytes) merges into, found as _encode_scanned finds its ids: a whole token, the
+        persistent piece cache, the call's merge cache (pieces the persistent one does not take), or merged
+        with the call's pair memo."""
         cdef uint64_t key[PIECE_CACHE_KEY_WORDS]
-        cdef bint cacheable
+        cdef bint persist
+        cdef CachedPiece* cached
         self.ids.clear()
-        if self.table.rank_of(piece, size) != NO_RANK:
-            return 1
-        cacheable = self.pieces != NULL and size >= 3 and _piece_cacheable(piece, size, True)
-        if cacheable:
+        if size <= 2:
+            if self.table.rank_of(piece, size) != NO_RANK:
+                return 1
+            if self.table.merge_piece(piece, size, self.ids, NULL):
+                _raise_missing_byte(PyBytes_FromStringAndSize(<const char*>piece, size))
+            return self.ids.size()
+        if size <= self.table.max_token_len:
+            if self.table._maybe_token(h) and self.table.rank_of_hashed(
+                    piece, size, _head_word(piece, size), h) != NO_RANK:
+                return 1
+        else:
             h = _hash_bytes(_head_word(piece, size), piece, size)
+        persist = self.pieces != NULL and _piece_cacheable(piece, size, True)
+        if persist:
             piece_cache_key(piece, <uint32_t>size, <size_t>readable, key)
             if _piece_cache_lookup(self.pieces, h, key, size, self.ids, self.counts):
                 return self.ids.size()
-        if self.table.merge_piece(piece, size, self.ids, NULL):
+        if not persist or self.cache.declined:
+            cached = _call_slot(self.cache, h)
+            if cached.hash == h and cached.length == size and _same_bytes(cached.piece, piece, size):
+                return cached.ids_count
+        if self.cache.memo_entries.empty():
+            _make_memo(self.cache)
+        if self.table.merge_piece(piece, size, self.ids, &self.cache.memo):
             _raise_missing_byte(PyBytes_FromStringAndSize(<const char*>piece, size))
-        if cacheable:
-            _piece_cache_offer(self.pieces, h, key, size, self.ids.data(), self.ids.size(), self.counts)
+        if persist:
+            if _piece_cache_offer(self.pieces, h, key, size, self.ids.data(), self.ids.size(), self.counts):
+                return self.ids.size()
+            self.cache.declined = True     # turned away: the call's cache keeps it, and is asked from now on
+        cached = _call_slot(self.cache, h)
+        if self.cache.ids.size() + self.ids.size() > CACHE_MAX_IDS:
+            _reset_cache(self.cache, self.cache.input_bytes)
+            cached = &self.cache.slots[h & self.cache.mask]
+        cached.hash = h
+        cached.piece = piece
+        cached.length = <uint32_t>size
+        cached.ids_start = <uint32_t>self.cache.ids.size()
+        cached.ids_count = <uint32_t>self.ids.size()
+        self.cache.ids.insert(self.cache.ids.end(), self.ids.begin(), self.ids.end())
         return self.ids.size()
 
     cdef bint longest(self, const uint8_t* text, Py_ssize_t n, Py_ssize_t budget, Py_ssize_t limit, bint whole,
@@ -1184,6 +1253,7 @@ cdef class _PrefixSearch:
         the bytes do not settle it, else True with the longest prefix in `k_out`, its tokens in `tokens_out`."""
         cdef Py_ssize_t ends[SCAN_BATCH]
         cdef Py_ssize_t seen[SCAN_BATCH]
+        cdef Py_ssize_t piece_counts[SCAN_BATCH]
         cdef Py_ssize_t start = 0, count, j, reach = -1, total = 0, over = -1, bound, k, stable, tail, candidate
         self.piece_ends.clear()
         self.furthest.clear()
@@ -1191,9 +1261,12 @@ cdef class _PrefixSearch:
         self.tokens.push_back(0)
         # Pieces i with S_i (`furthest`) and F_i (`tokens`, F_0 = 0 in front), up to i* (`over`) or the end.
         while start < n and over < 0:
-            count = bytebpe_pattern_scan_seen(self.program, text, start, n, ends, seen, SCAN_BATCH)
+            # (each piece is a token at least: no more pieces than that can be needed to pass the budget)
+            count = bytebpe_pattern_scan_seen(self.program, text, start, n, ends, seen,
+                                              min(<Py_ssize_t>SCAN_BATCH, budget - total + 1))
+            self.batch_tokens(text, start, ends, count, n, piece_counts)
             for j in range(count):
-                total += self.piece_tokens(text + start, ends[j] - start, n - start)
+                total += piece_counts[j]
                 reach = max(reach, seen[j])
                 self.piece_ends.push_back(ends[j])
                 self.furthest.push_back(reach)
@@ -1223,7 +1296,9 @@ cdef class _PrefixSearch:
             while tail < k and total <= budget:
                 count = bytebpe_pattern_scan_seen(self.program, text, tail, k, ends, seen, SCAN_BATCH)
                 for j in range(count):
-                    total += self.piece_tokens(text + tail, ends[j] - tail, k - tail)
+                    total += self.piece_tokens(text + tail, ends[j] - tail, k - tail,
+                                               _hash_bytes(_head_word(text + tail, ends[j] - tail), text + tail,
+                                                           ends[j] - tail))
                     tail = ends[j]
                     if total > budget:
                         break
