@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         "_version", "_bundled_digests", "_core", "_pretokenize", "_textio", "_train", "_reference",
         "atomic_write", "batching", "budgets", "bundled", "encoded_documents", "file_formats", "hf_json", "interrupts",
         "models", "pattern_compiler", "patterns", "pretokenizer", "progress", "readers", "serialization",
-        "token_files", "vocab_io"}),
+        "token_files", "unstable", "vocab_io"}),
     ("the encoding", {"encoding"}),
     ("names and sources: the registry, plugins, downloads and caches", {
         "plugins", "registry", "tiktoken_cache", "vocab_sources"}),

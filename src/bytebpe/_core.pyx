@@ -987,6 +987,14 @@ cdef class MergeTable:
             _raise_missing_byte(piece)
         return out
 
+    def merge_bytes(self, bytes piece not None):
+        """The merge loop alone over `piece` from its single bytes, without first looking it up whole (tiktoken's
+        `byte_pair_encode`: a token that no sequence of merges makes is not found); [] for b""."""
+        cdef vector[Rank] out
+        if self.merge_piece(<const uint8_t*>PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece), out, NULL):
+            _raise_missing_byte(piece)
+        return out
+
 
 # ==== the merge strategies and the .tiktoken parser, one file each ====================================
 # Module-level functions of a MergeTable (`self`), textually included: one module, so calls between them and

@@ -26,6 +26,7 @@ from ._pretokenize import Scanner as _Scanner
 from .hf_json import write_tokenizer_json
 from .pretokenizer import PretokenizerChoice, RegexSplit, check_pattern, checked_choice, choose, replace_surrogates
 from .serialization import EncodingFileError, read_encoding_file, write_encoding_file
+from .unstable import UnstableParts, unstable_completions, widened_last_piece
 
 if TYPE_CHECKING:
     import numpy as np
@@ -509,6 +510,44 @@ class Encoding:
         except ValueError as error:
             raise TypeError(f"truncate and chunks need a pattern the compiled scanner runs; {self.name!r}'s "
                             f"is not one: {error}") from None
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        """tiktoken's `encode_with_unstable`: (the ids of the part of `text` that more text cannot change, every
+        id sequence the rest can become once text follows), the completions equal to tiktoken's as a set
+        (sorted here; unstable.py has its rules). ``decode_bytes(stable)`` is a prefix of the text's UTF-8, and
+        ``decode_bytes(stable + completion)`` starts with all of it. The special-token rules are encode's. For
+        encodings with tiktoken's merge rule (not one read from a tokenizer.json: TypeError)."""
+        if not isinstance(self._specials, SpecialTokens):
+            raise TypeError(f"encode_with_unstable is tiktoken's, for its merge rule; {self.name!r} is read from a "
+                            "tokenizer.json")
+        tokens = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        text, special_split, _ = self._prepared(text, allowed_special, disallowed_special)
+        text = replace_surrogates(text)     # (as encode repaired it, if it had to)
+        segments = special_split(text) if special_split is not None else [text]
+        last_segment = segments[-1]     # the text after the last allowed special token
+        if not last_segment:
+            return tokens, []           # it ends with a special token (or is empty): nothing is unstable
+        last_piece = self._pretokenize(last_segment)[-1].encode("utf-8")
+        count = widened_last_piece(tokens, len(self._table.encode_single_piece(last_piece)),
+                                   self.decode_single_token_bytes)
+        unstable = self.decode_bytes(tokens[len(tokens) - count:])
+        completions = unstable_completions(unstable, self._unstable_parts())
+        return tokens[:len(tokens) - count], sorted(map(list, completions))
+
+    def _unstable_parts(self) -> UnstableParts:
+        parts = self.__dict__.get("_unstable")
+        if parts is None:
+            table = self._table
+            parts = self._unstable = UnstableParts(self.token_byte_values(), table.rank, table.token_bytes,
+                                                   functools.partial(self.encode_ordinary_batch, num_threads=1),
+                                                   table.merge_bytes)
+        return parts
 
     def count_batch(
         self,
