@@ -17,6 +17,8 @@ import bytebpe
 from bytebpe import BadDocumentError, datasets, token_files
 from bytebpe.registry import UnknownEncodingError
 
+from .test_cli import texts_of
+
 CORPORA = ["docs_english.jsonl", "docs_code.jsonl", "docs_multilingual.jsonl"]
 # Small batches, so that the test corpora make many batches and some batches span two files.
 SMALL_BATCH = 1 << 20
@@ -458,3 +460,43 @@ def test_val_fraction_must_be_between_0_and_1(tmp_path):
         with pytest.raises(ValueError, match="val_fraction must be a number between 0 and 1"):
             bytebpe.encode_files(tmp_path / "a.txt", encoding="gpt2", output=tmp_path / "o", val_fraction=bad)
     no_files_but(tmp_path, "a.txt")
+
+
+# ==== budgets: max_tokens and count's budget ========================================================
+
+
+def test_max_tokens_keeps_each_documents_first_ids_before_bos_and_eot(tmp_path, corpus_dir, tiktoken_encoding):
+    texts = texts_of(corpus_dir / "docs_english.jsonl")[:60] + ["", "short"]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps({"text": text}) + "\n" for text in texts))
+    reference = tiktoken_encoding("cl100k_base")
+    for bos, eot in [(False, False), ("<|fim_prefix|>", True)]:
+        summary = bytebpe.encode_files(tmp_path / "in.jsonl", encoding="cl100k_base", output=tmp_path / "o",
+                                       max_tokens=50, bos=bos, eot=eot, batch_bytes=1 << 14)
+        tokens, offsets = load_output(tmp_path / "o")
+        wrap = ([100258] if bos else [], [100257] if eot else [])
+        expected = [wrap[0] + reference.encode_ordinary(text)[:50] + wrap[1] for text in texts]
+        assert [tokens[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+        assert summary.tokens == sum(map(len, expected))
+        assert bytebpe.load_token_files(tmp_path / "o").meta.extra["max_tokens"] == 50
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="max_tokens must be a positive int"):
+            bytebpe.encode_files(tmp_path / "in.jsonl", encoding="cl100k_base", output=tmp_path / "x", max_tokens=bad)
+
+
+def test_count_with_a_budget_counts_the_documents_over_it(tmp_path, corpus_dir, tiktoken_encoding, capsys):
+    from bytebpe import cli
+
+    path = corpus_dir / "docs_english.jsonl"
+    lengths = [len(tiktoken_encoding("o200k_base").encode_ordinary(text)) for text in texts_of(path)]
+    summary = bytebpe.count_files(path, encoding="o200k_base", budget=1000)
+    assert summary.over_budget == summary.files[0].over_budget == sum(n > 1000 for n in lengths) > 0
+    assert summary.longest == summary.files[0].longest == max(lengths)
+    assert bytebpe.count_files(path, encoding="o200k_base").over_budget == 0     # no budget: nothing counted
+    assert cli.main(["count", str(path), "--encoding", "o200k_base", "--budget", "1000"]) == 0
+    out, err = capsys.readouterr()
+    header, row = out.splitlines()[:2]
+    assert header.split()[-2:] == ["over", "1,000"] and row.split()[-2:] == [f"{max(lengths):,}",
+                                                                            f"{summary.over_budget:,}"]
+    assert f"{summary.over_budget:,} documents of {len(lengths):,} over the budget of 1,000 tokens" in err
+    with pytest.raises(ValueError, match="budget must be"):
+        bytebpe.count_files(path, encoding="o200k_base", budget=-1)

@@ -195,7 +195,8 @@ def assert_same_outputs(ray_dir: Path, local_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("options", [[], ["--eot", "--shard-tokens", "300000", "--val-fraction", "0.1"],
-                                     ["--eot-token", "<|endofprompt|>", "--bos-token", "199999"]])
+                                     ["--eot-token", "<|endofprompt|>", "--bos-token", "199999", "--max-tokens",
+                                      "700"]])
 @pytest.mark.parametrize("source", ["jsonl", "parquet"])
 def test_encode_engine_ray_writes_the_local_engines_files(ray, corpus_dir, tmp_path, options, source):
     from bytebpe import cli

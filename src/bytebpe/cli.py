@@ -111,7 +111,8 @@ def _encode(args: argparse.Namespace) -> int:
         args.inputs, encoding=enc, output=args.output, eot=_document_token(args.eot_token, args.eot),
         bos=_document_token(args.bos_token, False), workers=args.workers, format=args.format,
         progress=not args.quiet, fsync=args.fsync, val_fraction=args.val_fraction, seed=args.seed,
-        shard_tokens=args.shard_tokens, engine=args.engine, ray_address=args.address, **_read_options(args))
+        shard_tokens=args.shard_tokens, engine=args.engine, ray_address=args.address, max_tokens=args.max_tokens,
+        **_read_options(args))
     if args.quiet:
         _warn(summary.losses())
     _say(summary.describe(), args)
@@ -132,13 +133,19 @@ def _document_token(given: str | None, flag: bool) -> bool | str | int:
 def _count(args: argparse.Namespace) -> int:
     enc = _encoding_of(args)
     summary = datasets.count_files(args.inputs, encoding=enc, workers=args.workers, progress=not args.quiet,
-                                   **_read_options(args))
+                                   budget=args.budget, **_read_options(args))
     _warn(summary.losses())
+    over = [] if args.budget is None else [f"over {args.budget:,}"]
     rows = [[str(s.path), f"{s.documents:,}", f"{s.bytes:,}", f"{s.tokens:,}", f"{s.bytes_per_token:.3f}",
-             f"{s.skipped:,}"] for s in summary.files]
+             f"{s.skipped:,}", f"{s.longest:,}", *([f"{s.over_budget:,}"] if over else [])] for s in summary.files]
     rows.append(["total", f"{summary.documents:,}", f"{summary.bytes:,}", f"{summary.tokens:,}",
-                 f"{summary.bytes_per_token:.3f}", f"{summary.skipped:,}"])
-    print(_table(["file", "documents", "bytes", "tokens", "bytes/token", "skipped"], rows))
+                 f"{summary.bytes_per_token:.3f}", f"{summary.skipped:,}", f"{summary.longest:,}",
+                 *([f"{summary.over_budget:,}"] if over else [])])
+    print(_table(["file", "documents", "bytes", "tokens", "bytes/token", "skipped", "longest", *over], rows))
+    if args.budget is not None and not args.quiet:
+        print(f"bytebpe: {counted(summary.over_budget, 'document')} of {summary.documents:,} over the budget of "
+              f"{counted(args.budget, 'token')} (the longest: {counted(summary.longest, 'token')})",
+              file=sys.stderr)
     return 0
 
 
@@ -689,6 +696,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bytebpe", description="Byte-level BPE with tiktoken's ids.")
     parser.add_argument("--version", action="version", version=f"bytebpe {__version__}")
@@ -718,6 +732,9 @@ def _parser() -> argparse.ArgumentParser:
     encode.add_argument("--shard-tokens", type=_positive_int, default=None, metavar="N",
                         help="write numbered shards of at most N tokens (PREFIX.00000.tokens.npy, ...; documents "
                              "whole unless longer than a shard) and PREFIX.index.json listing them")
+    encode.add_argument("--max-tokens", type=_positive_int, default=None, metavar="N",
+                        help="keep each document's first N tokens (exactly encode(text)[:N]; --bos-token and "
+                             "--eot come on top)")
     encode.add_argument("--fsync", action="store_true",
                         help="flush the files and their folder to disk before giving them their final names")
     encode.add_argument("--workers", type=_positive_int, default=None,
@@ -736,6 +753,9 @@ def _parser() -> argparse.ArgumentParser:
     _input_arguments(count)
     _encoding_arguments(count)
     _workers_argument(count)
+    count.add_argument("--budget", type=_non_negative_int, default=None, metavar="N",
+                       help="also count the documents of more than N tokens (a context window of N would cut "
+                            "them), per file and in total")
     count.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     count.set_defaults(run=_count)
 

@@ -29,7 +29,8 @@ import numpy.typing as npt
 from . import batching
 from ._version import __version__
 from .atomic_write import locked_output
-from .encoded_documents import Encoded, append_eot, document_token_id, select_documents, wrap_documents
+from .encoded_documents import (Encoded, append_eot, cut_documents, document_token_id, select_documents,
+                                wrap_documents)
 from .encoding import Encoding
 from .progress import counted, progress_bar
 from .ray import encode_input_files
@@ -80,6 +81,8 @@ class FileStats:
     bytes: int = 0          # UTF-8 bytes of the documents' text (not of the file)
     tokens: int = 0         # ids written for it, end-of-text ids included
     skipped: int = 0
+    longest: int = 0        # the most ids of one of its documents
+    over_budget: int = 0    # its documents of more ids than the summary's `budget`
 
     @property
     def bytes_per_token(self) -> float:
@@ -107,6 +110,9 @@ class EncodeSummary:
     shards: dict[str, int] = field(default_factory=dict)         # shard_tokens: set prefix -> its shards
     dtype: str = ""
     splits: dict[str, EncodeSummary] = field(default_factory=dict)  # val_fraction: "train"/"val" -> its counts
+    longest: int = 0                # the most ids of one document
+    budget: int | None = None       # count_files(budget=N): documents of more than N ids are counted ...
+    over_budget: int = 0            # ... here (and per file)
 
     @property
     def bytes_per_token(self) -> float:
@@ -183,6 +189,7 @@ def encode_files(
     shard_tokens: int | None = None,
     engine: Engine = "local",
     ray_address: str | None = None,
+    max_tokens: int | None = None,
 ) -> EncodeSummary:
     """Encode every document of the input files into ``PREFIX.tokens.npy`` + ``PREFIX.offsets.npy``, described
     by ``PREFIX.meta.json`` (`TokenFilesMeta`; `load_token_files` reads the three back).
@@ -197,7 +204,8 @@ def encode_files(
     documents is encoded as ordinary text; ``eot=True`` appends the encoding's end-of-text id to each document
     (the first of END_OF_TEXT_TOKENS it has: <|endoftext|>, Llama 3's <|end_of_text|>, Mistral's </s>,
     DeepSeek's), ``eot="<|im_end|>"`` or an id appends that token; `bos` likewise puts one before each
-    document (BEGIN_OF_TEXT_TOKENS).
+    document (BEGIN_OF_TEXT_TOKENS). ``max_tokens=N`` keeps each document's first N ids (``encode(text)[:N]``,
+    before `bos` and `eot` are added; the metadata records N).
     ``format="bin"`` writes nanoGPT's raw ``PREFIX.bin`` instead of the tokens `.npy`. `output` is the
     prefix, or the name of one of the files (``val.bin`` with format "bin"; see `output_prefix`); a folder is
     a ValueError. The metadata records the encoding's name and vocabulary sha256, the counts, the inputs
@@ -237,6 +245,8 @@ def encode_files(
         raise ValueError(f"shard_tokens must be a positive int, got {shard_tokens!r}")
     if engine not in ("local", "ray"):
         raise ValueError(f"engine must be 'local' or 'ray', got {engine!r}")
+    if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):
+        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
     files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes, lines=lines, errors=errors,
                                    ignore_unknown=ignore_unknown, stdin_format=stdin_format,
                                    default_workers=engine == "local")
@@ -269,12 +279,14 @@ def encode_files(
 
         _run(files, enc, summary, write, field=field, lines=lines, eot_id=eot_id, bos_id=bos_id, workers=workers,
              skip_bad=skip_bad, errors=errors, progress=progress, batch_bytes=batch_bytes, desc="encode",
-             engine=engine, ray_address=ray_address)
+             engine=engine, ray_address=ray_address, max_tokens=max_tokens)
         # Before anything is committed: a file truncated or rewritten during the run would leave a dataset
         # that is not the file's (and metadata that records the size it had at the start).
         check_inputs_unchanged(files)
         for name, output_set in zip(("train", "val"), sets):
             split = {} if val_fraction is None else {"split": name, "val_fraction": val_fraction, "seed": seed}
+            if max_tokens is not None:
+                split["max_tokens"] = max_tokens
             meta_for = functools.partial(_meta, files=files, summary=summary, enc=enc, sha256=sha256,
                                          format=format, eot_id=eot_id, field=field, lines=lines,
                                          split=split if bos_id is None else {**split, "bos_token": bos_id})
@@ -343,11 +355,16 @@ def count_files(
     errors: str = "strict",
     ignore_unknown: bool = False,
     stdin_format: str = "txt",
+    budget: int | None = None,
 ) -> EncodeSummary:
-    """Like `encode_files` without writing anything: documents, bytes and tokens, per file and in total."""
+    """Like `encode_files` without writing anything: documents, bytes and tokens, per file and in total, and
+    the most tokens of one document (`longest`); with ``budget=N`` also how many documents have more than N
+    (`over_budget`), as a context window of N would have to cut them."""
+    if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
+        raise ValueError(f"budget must be a non-negative int, got {budget!r}")
     files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes, lines=lines, errors=errors,
                                    ignore_unknown=ignore_unknown, stdin_format=stdin_format)
-    summary = EncodeSummary(dtype=token_dtype(enc.max_token_value).name)
+    summary = EncodeSummary(dtype=token_dtype(enc.max_token_value).name, budget=budget)
     _run(files, enc, summary, None, field=field, lines=lines, eot_id=None, workers=workers,
          skip_bad=skip_bad, errors=errors, progress=progress, batch_bytes=batch_bytes, desc="count")
     return summary
@@ -430,6 +447,7 @@ def _run(
     engine: Engine = "local",
     ray_address: str | None = None,
     bos_id: int | None = None,
+    max_tokens: int | None = None,
 ) -> None:
     """Read, encode (and `write`) every batch, filling `summary`; the reader is always stopped."""
     summary.files = [FileStats(file.path) for file in files]
@@ -453,7 +471,8 @@ def _run(
             summary.replaced_examples.append(str(notice))
 
     options = dict(field=field, lines=lines, eot_id=eot_id, bos_id=bos_id, workers=workers, skip_bad=skip_bad,
-                   errors=errors, on_skip=on_skip, on_replace=on_replace, batch_bytes=batch_bytes)
+                   errors=errors, on_skip=on_skip, on_replace=on_replace, batch_bytes=batch_bytes,
+                   max_tokens=max_tokens)
     if engine == "local":
         batches = _encode_locally(files, enc, **options)    # type: ignore[arg-type]
     else:
@@ -480,7 +499,7 @@ def _encode_locally(
     files: list[InputFile], enc: Encoding, *, field: str, lines: bool, eot_id: int | None, bos_id: int | None,
     workers: int,
     skip_bad: bool, errors: str, on_skip: Callable[[int, BadDocumentError], None],
-    on_replace: Callable[[BadDocumentError, int], None], batch_bytes: int,
+    on_replace: Callable[[BadDocumentError, int], None], batch_bytes: int, max_tokens: int | None = None,
 ) -> Iterator[Encoded]:
     """The local engine: a reader thread parses batches, this thread encodes each on the shared pool."""
     reader = _BatchReader(files, field=field, lines=lines, skip_bad=skip_bad, errors=errors, on_skip=on_skip,
@@ -492,6 +511,8 @@ def _encode_locally(
             # Free the text before the ids are copied (eot) and written: one huge document then peaks at its
             # text plus its ids, not plus two copies of them (50 MB of "a" with --eot: 2.01x -> 1.5x).
             batch.texts = []
+            if max_tokens is not None:
+                ids, offsets = cut_documents(ids, offsets, max_tokens)
             if eot_id is not None or bos_id is not None:
                 ids, offsets = wrap_documents(ids, offsets, bos_id, eot_id)
             doc_file = np.repeat(np.array([run[0] for run in batch.file_runs], np.intp),
@@ -506,14 +527,23 @@ def _tally(summary: EncodeSummary, batch: Encoded) -> None:
     summary.documents += len(batch.sizes)
     summary.bytes += int(batch.sizes.sum())
     summary.tokens += int(batch.offsets[-1])
+    lengths = np.diff(batch.offsets)
     counts = (np.bincount(batch.doc_file, minlength=n_files),
               np.bincount(batch.doc_file, weights=batch.sizes, minlength=n_files),
-              np.bincount(batch.doc_file, weights=np.diff(batch.offsets), minlength=n_files))
+              np.bincount(batch.doc_file, weights=lengths, minlength=n_files))
+    longest = np.zeros(n_files, np.int64)
+    np.maximum.at(longest, batch.doc_file, lengths)
+    over = np.bincount(batch.doc_file, weights=lengths > summary.budget, minlength=n_files) \
+        if summary.budget is not None else np.zeros(n_files)
+    summary.longest = max(summary.longest, int(lengths.max(initial=0)))
+    summary.over_budget += int(over.sum())
     for index in np.flatnonzero(counts[0]):
         stats = summary.files[index]
         stats.documents += int(counts[0][index])
         stats.bytes += int(counts[1][index])
         stats.tokens += int(counts[2][index])
+        stats.longest = max(stats.longest, int(longest[index]))
+        stats.over_budget += int(over[index])
 
 
 def _utf8_length(text: str) -> int:

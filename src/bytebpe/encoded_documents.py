@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from .encoding import Encoding
 
-__all__ = ["BEGIN_OF_TEXT_TOKENS", "END_OF_TEXT_TOKENS", "Encoded", "append_eot", "document_token_id",
+__all__ = ["BEGIN_OF_TEXT_TOKENS", "END_OF_TEXT_TOKENS", "Encoded", "append_eot", "cut_documents", "document_token_id",
            "select_documents", "wrap_documents"]
 
 
@@ -87,6 +87,24 @@ def wrap_documents(
         n_docs = len(offsets) - 1
         ids, offsets = np.insert(ids, offsets[:-1], np.uint32(bos_id)), offsets + np.arange(n_docs + 1)
     return ids, offsets
+
+
+def cut_documents(
+    ids: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64], max_tokens: int
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Each document's first `max_tokens` ids (``encode(text)[:max_tokens]``, as `encode(..., max_tokens=N)`).
+
+    >>> cut_documents(np.array([5, 6, 7, 8, 9], np.uint32), np.array([0, 3, 3, 5]), 2)
+    (array([5, 6, 8, 9], dtype=uint32), array([0, 2, 2, 4]))
+    """
+    lengths = np.diff(offsets)
+    if not len(lengths) or lengths.max() <= max_tokens:
+        return ids, offsets
+    kept = np.minimum(lengths, max_tokens)
+    new_offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(kept)])
+    # Position of each kept id in `ids`: its document's start, plus its index inside the document.
+    within = np.arange(int(new_offsets[-1]), dtype=np.int64) - np.repeat(new_offsets[:-1], kept)
+    return ids[np.repeat(offsets[:-1], kept) + within], new_offsets
 
 
 def append_eot(

@@ -28,7 +28,7 @@ import numpy as np
 
 from ._version import __version__
 from .atomic_write import locked_output
-from .encoded_documents import Encoded, document_token_id, select_documents, wrap_documents
+from .encoded_documents import Encoded, cut_documents, document_token_id, select_documents, wrap_documents
 from .encoding import Encoding, load
 from .readers import BadDocumentError
 from .registry import get_encoding
@@ -96,6 +96,7 @@ class _TokenizeBatch:
         self.column, self.output_column = column, output_column
         self.eot_id, self.allowed_special, self.num_threads = eot_id, allowed_special, num_threads
         self.bos_id: int | None = None      # (encode_input_files sets it; tokenize and write_token_files: none)
+        self.max_tokens: int | None = None  # (encode_input_files sets it: each document's first N ids)
         self.keep_input, self.count_bytes, self.drop_text = keep_input, count_bytes, drop_text
         value_type = pa.uint16() if encoding.max_token_value < 2**16 else pa.uint32()
         self.list_type, self.value_dtype = pa.list_(value_type), value_type.to_pandas_dtype()
@@ -115,6 +116,8 @@ class _TokenizeBatch:
         # unless allowed_special names tokens to encode as themselves.
         ids, offsets = self.encoding.encode_batch_to_numpy(
             texts, num_threads=self.num_threads, allowed_special=self.allowed_special, disallowed_special=())
+        if self.max_tokens is not None:
+            ids, offsets = cut_documents(ids, offsets, self.max_tokens)
         if self.eot_id is not None or self.bos_id is not None:
             ids, offsets = wrap_documents(ids, offsets, self.bos_id, self.eot_id)
         if offsets[-1] >= 2**31:
@@ -349,6 +352,7 @@ def encode_input_files(
     on_replace: Any,
     batch_bytes: int,
     bos_id: int | None = None,
+    max_tokens: int | None = None,
 ) -> Iterator[Any]:
     """The Ray engine of `encode_files` (``engine="ray"``): `encoded_documents.Encoded` batches, in input order.
 
@@ -381,7 +385,7 @@ def encode_input_files(
         # loads it once (the registry's cache); `workers` caps the tasks running at once.
         tokenizer = _TokenizeBatch(**_worker_kwargs(enc, "text", "tokens", False, frozenset(), 1, keep_input=True,
                                                     count_bytes=True, drop_text=True))
-        tokenizer.eot_id, tokenizer.bos_id = eot_id, bos_id
+        tokenizer.eot_id, tokenizer.bos_id, tokenizer.max_tokens = eot_id, bos_id, max_tokens
         ds = ray.data.read_datasource(_input_files_datasource(files, options, batch_bytes), concurrency=workers)
         tokenized = ds.map_batches(_tokenize_in_task, fn_kwargs={"tokenizer": tokenizer}, batch_format="pyarrow",
                                    batch_size=None)

@@ -299,6 +299,9 @@ class TokenFilesMeta:
             f"bytes              {self.bytes:,} of UTF-8 text"
             + (f" ({self.bytes / self.tokens:.3f} bytes/token)" if self.tokens else ""),
             f"end-of-text ids    {eot}",
+            *([f"beginning ids      yes (id {self.extra['bos_token']})"] if "bos_token" in self.extra else []),
+            *([f"cut to             the first {counted(self.extra['max_tokens'], 'token')} of each document"]
+              if "max_tokens" in self.extra else []),
             f"made by            bytebpe {self.bytebpe_version} at {self.created}",
             f"inputs             {len(self.inputs)} file(s)" + (":" if self.inputs else ""),
         ]
