@@ -8,8 +8,8 @@ incremental decoder.
             neither sees text the other has already cached. Counts are checked equal first.
   offsets   `encode_with_offsets(doc)` against `encode(doc)` over ~4,000-character documents of 1 MB, warm.
   prefix    `encode(text, max_tokens=100)` against `encode(text)` of a 4 MB text (ids checked equal first).
-  truncate  `truncate(text, 100)` against `encode(text)` of the same 4 MB (the result checked to fit, and one
-            character more not to).
+  truncate  `truncate(text, 100)` and `truncate(text, 100, side="left")` against `encode(text)` of the same
+            4 MB (the result checked to fit, and one character more not to).
   chunks    `chunks(text, 512)` against `encode(text)` of 1 MB, warm (the chunks checked to join to the text and
             each to fit).
   stream    decoding the ids of 1 MB one id per step: `DecodeStream.step(id)` against the loop people write,
@@ -99,13 +99,15 @@ def measure_prefix(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[floa
     return statistics.median(prefix), statistics.median(whole), statistics.median(p / w for p, w in zip(prefix, whole))
 
 
-def measure_truncate(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[float, float, float]:
+def measure_truncate(enc: bytebpe.Encoding, path: Path, rounds: int, side: str = "right"
+                     ) -> tuple[float, float, float]:
     text = read_range(path, 2.0, 4.0)
-    cut = enc.truncate(text, 100)
-    assert enc.count(cut) <= 100 < enc.count(text[:len(cut) + 1])
+    cut = enc.truncate(text, 100, side=side)
+    longer = text[:len(cut) + 1] if side == "right" else text[len(text) - len(cut) - 1:]
+    assert enc.count(cut) <= 100 < enc.count(longer)
     whole, truncated = [], []
     for k in range(rounds):
-        runs = [(whole, lambda: enc.encode(text)), (truncated, lambda: enc.truncate(text, 100))]
+        runs = [(whole, lambda: enc.encode(text)), (truncated, lambda: enc.truncate(text, 100, side=side))]
         for timings, run in runs[:: 1 if k % 2 else -1]:
             timings.append(cpu_seconds(run) * 1000)
     return (statistics.median(truncated), statistics.median(whole),
@@ -161,16 +163,18 @@ def main() -> None:
         prefix, whole, prefix_ratio = measure_prefix(enc, args.corpus_dir / file, args.rounds)
         offsets_ratio, offsets_numpy_ratio = measure_offsets(enc, args.corpus_dir / file, args.rounds)
         truncated, whole_again, truncate_ratio = measure_truncate(enc, args.corpus_dir / file, args.rounds)
+        left, whole_left, left_ratio = measure_truncate(enc, args.corpus_dir / file, args.rounds, side="left")
         chunks_ratio = measure_chunks(enc, args.corpus_dir / file, args.rounds)
         rows.append([corpus, f"{count:.1f}", f"{encode:.1f}", f"{count_ratio:.2f}", f"{stream:.1f}", f"{loop:.1f}",
                      f"{stream_ratio:.2f}", f"{prefix:.1f} / {whole:.1f}", f"{prefix_ratio:.3f}", f"{offsets_ratio:.2f}",
                      f"{offsets_numpy_ratio:.2f}", f"{truncated:.2f} / {whole_again:.1f}", f"{truncate_ratio:.4f}",
-                     f"{chunks_ratio:.2f}"])
+                     f"{left:.2f} / {whole_left:.1f}", f"{left_ratio:.4f}", f"{chunks_ratio:.2f}"])
     print(markdown_table(["text", "count_ordinary MB/s", "len(encode_ordinary) MB/s", "ratio",
                           "decode_stream, 1 id a step, MB/s", "codecs loop MB/s", "ratio",
                           "4 MB: max_tokens=100 / whole, ms", "ratio",
                           "encode_with_offsets / encode", "..._to_numpy / encode_to_numpy",
-                          "4 MB: truncate(100) / encode, ms", "ratio", "chunks(512) speed / encode's (1 MB)"], rows))
+                          "4 MB: truncate(100) / encode, ms", "ratio", "4 MB: truncate(100, side='left') / encode, ms",
+                          "ratio", "chunks(512) speed / encode's (1 MB)"], rows))
     print("\nSingle thread, CPU time; count: ~4,000-character documents of 1 MB slices unseen by the method timed "
           "(cache primed on other text); stream: the ids of 1 MB decoded one id per step; prefix: the same 4 MB, "
           "warm, both ways by turns.")

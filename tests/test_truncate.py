@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import bytebpe
 from bytebpe._pretokenize import Scanner
+from bytebpe.pattern_compiler import compile_split_pattern, looks_at_the_start
 
 from .test_pattern_compiler import (  # noqa: F401  (fixtures: small_ranks needs cl100k_ranks)
     FAST, GENERATED, cl100k_ranks, compiled_or_none, family_cases, small_ranks)
@@ -41,6 +42,13 @@ def longest_fitting(count, text: str, budget: int) -> str:
         if count(text[:k]) <= budget:
             best = k
     return text[:best]
+
+
+def longest_fitting_suffix(count, text: str, budget: int) -> str:
+    for start in range(len(text) + 1):
+        if count(text[start:]) <= budget:
+            return text[start:]
+    raise AssertionError("the empty suffix always fits")
 
 
 # ---- what the scanner reports ----------------------------------------------------------------------------------
@@ -122,6 +130,76 @@ def test_truncate_with_special_tokens_follows_the_policy(allowed, tiktoken_encod
     assert enc.truncate(text, 3) == longest_fitting(lambda t: len(tik.encode_ordinary(t)), text, 3) == "say <|endo"
 
 
+# ---- truncate(side="left"): the longest suffix -------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_truncate_left_is_the_longest_suffix_whose_tiktoken_count_fits(name, tiktoken_encoding):
+    enc, tik = bytebpe.get_encoding(name), tiktoken_encoding(name)
+    for text in SHORT_TEXTS:
+        text = text[-160:]
+        for budget in [0, 1, 2, 3, 5, 8, 13, 21, 34]:
+            expected = longest_fitting_suffix(lambda t: len(tik.encode_ordinary(t)), text, budget)
+            assert enc.truncate(text, budget, side="left", disallowed_special=()) == expected, (text, budget)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_truncate_left_on_corpus_slices(name, tiktoken_encoding, corpus_dir):
+    enc, tik = bytebpe.get_encoding(name), tiktoken_encoding(name)
+    for file in ("english_prose.txt", "code.txt", "multilingual.txt"):
+        whole = (corpus_dir / file).read_text(encoding="utf-8")
+        for offset in (0, 5_000, 50_001):
+            text = whole[offset:offset + 90]
+            for budget in (4, 11, 19):
+                expected = longest_fitting_suffix(lambda t: len(tik.encode_ordinary(t)), text, budget)
+                assert enc.truncate(text, budget, side="left") == expected, (file, offset, budget)
+
+
+@pytest.mark.parametrize("allowed", [set(), {"<|endoftext|>"}, "all"])
+def test_truncate_left_with_special_tokens_follows_the_policy(allowed, tiktoken_encoding):
+    enc, tik = bytebpe.get_encoding("cl100k_base"), tiktoken_encoding("cl100k_base")
+    for text in ["say <|endoftext|> then <|endoftext|><|endoftext|> more<|endoftext|>",
+                 "<|endoftext|>x<|endoftext|> a long tail of ordinary words after it"]:
+        for budget in range(0, 18):
+            expected = longest_fitting_suffix(
+                lambda t: len(tik.encode(t, allowed_special=allowed, disallowed_special=())), text, budget)
+            assert enc.truncate(text, budget, side="left", allowed_special=allowed,
+                                disallowed_special=()) == expected, (text, budget)
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.truncate("say <|endoftext|> then", 50, side="left")
+
+
+def test_truncate_left_reads_a_huge_text_only_near_its_end():
+    enc = bytebpe.get_encoding("o200k_base")
+    text = "The quick brown fox jumps over the lazy dog. " * 90_000 + "And the end."
+    kept = enc.truncate(text, 100, side="left")
+    assert enc.count(kept) <= 100 < enc.count(text[-len(kept) - 1:])
+    assert kept == longest_fitting_suffix(enc.count, text[-100 * 128:], 100)
+
+
+def test_truncate_left_refuses_a_pattern_that_reads_the_start_of_the_text():
+    anchored = bytebpe.Encoding("anchored", pat_str=r"^\S+|\s+|\S+", mergeable_ranks={bytes([b]): b for b in range(256)},
+                                special_tokens={})
+    assert anchored.truncate("ab cd", 2) == "ab"
+    with pytest.raises(TypeError, match=r"\^ or \\A"):
+        anchored.truncate("ab cd", 2, side="left")
+
+
+@settings(max_examples=30, **GENERATED)
+@given(case=family_cases(), budget=st.integers(0, 9))
+def test_truncate_left_for_generated_patterns_equals_brute_force(case, budget, small_ranks):  # noqa: F811
+    pattern, texts = case
+    if compiled_or_none(pattern, "tiktoken") is None:
+        return
+    enc = bytebpe.Encoding("generated", pat_str=pattern, mergeable_ranks=small_ranks, special_tokens={})
+    for text in texts:
+        if looks_at_the_start(compile_split_pattern(pattern)):
+            with pytest.raises(TypeError):
+                enc.truncate(text, budget, side="left")
+            continue
+        assert enc.truncate(text, budget, side="left") == longest_fitting_suffix(enc.count_ordinary, text, budget), \
+            (pattern, text)
+
+
 def test_truncate_of_text_that_fits_is_the_text_and_a_zero_budget_is_empty():
     enc = bytebpe.get_encoding("o200k_base")
     assert enc.truncate("short text", 100) == "short text"
@@ -157,8 +235,8 @@ def test_bad_arguments_are_clear_errors(tmp_path):
         enc.truncate("text", "5")       # type: ignore[arg-type]
     with pytest.raises(TypeError):
         enc.truncate(b"bytes", 5)       # type: ignore[arg-type]
-    with pytest.raises(ValueError, match='"left" is not built'):
-        enc.truncate("text", 5, side="left")    # type: ignore[arg-type]
+    with pytest.raises(ValueError, match='side must be "right"'):
+        enc.truncate("text", 5, side="middle")    # type: ignore[arg-type]
     with pytest.raises(ValueError, match="surrogates"):
         enc.truncate("a\ud800b", 5)
     outside = bytebpe.Encoding("outside", pat_str=r"(a|b)+|[\s\S]", mergeable_ranks={bytes([b]): b for b in range(256)},

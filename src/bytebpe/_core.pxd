@@ -76,7 +76,7 @@ cdef class MergeTable:
     cdef Rank byte_rank[256]            # rank of each single byte, NO_RANK when absent
     cdef vector[Rank] pair_of_bytes_rank  # (b0 << 8 | b1) -> rank of that 2-byte token: the merge loop's
                                           # first lookups, answered by one array read
-    cdef Py_ssize_t max_token_len       # no lookup of a longer span can hit, so it is skipped
+    cdef readonly Py_ssize_t max_token_len  # no lookup of a longer span can hit, so it is skipped
     # The bits of Slot.length that hold the length: 0xFF where slots hold their tokens' blob offsets (see
     # Slot), all ones where they do not (a token of 256 bytes or more, or a blob of 16 MiB or more).
     cdef readonly uint32_t length_mask

@@ -954,6 +954,19 @@ cdef class MergeTable:
             return None
         return k, tokens
 
+    def longest_suffix(self, Scanner scanner not None, bytes data not None, Py_ssize_t budget):
+        """(s, its tokens) for the smallest character boundary s such that ``data[s:]``, the UTF-8 of an
+        ordinary text of its own, has at most `budget` tokens (`_PrefixSearch.longest_suffix` says why this is
+        exact). `scanner` must be the compiled scanner of a pattern that reads nothing before a match's start
+        (pattern_compiler.looks_at_the_start is False)."""
+        if budget < 0:
+            raise ValueError(f"budget must be 0 or more, got {budget}")
+        cdef _PrefixSearch search = _PrefixSearch(self, scanner, True, PyBytes_GET_SIZE(data))
+        cdef Py_ssize_t s = 0, tokens = 0
+        search.longest_suffix(<const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), budget, &s, &tokens)
+        search.finish()
+        return s, tokens
+
     def chunk_ends(self, Scanner scanner not None, bytes data not None, Py_ssize_t budget, bint at_pieces):
         """Where `Encoding.chunks` cuts the ordinary text whose UTF-8 is `data`, in characters: each chunk the
         longest prefix of the rest that fits in `budget` tokens (`longest_prefix` of the rest as a text of its
@@ -1142,6 +1155,7 @@ cdef class _PrefixSearch:
     cdef Scanner scanner
     cdef PieceCache piece_cache
     cdef const PatternProgram* program
+    cdef const ScanSpec* spec
     cdef PieceCacheCore* pieces
     cdef PieceCacheCounts counts
     # The call's merge cache and pair memo, as encode has them (made on first use): its cached pieces point
@@ -1157,6 +1171,7 @@ cdef class _PrefixSearch:
         self.table = table
         self.scanner = scanner
         self.program = scanner.spec.program
+        self.spec = &scanner.spec
         self.piece_cache = table.current_piece_cache() if use_cache else None
         self.pieces = self.piece_cache.core if self.piece_cache is not None else NULL
         self.counts = PieceCacheCounts(0, 0, 0, 0)
@@ -1254,6 +1269,82 @@ cdef class _PrefixSearch:
         cached.ids_count = <uint32_t>self.ids.size()
         self.cache.ids.insert(self.cache.ids.end(), self.ids.begin(), self.ids.end())
         return self.ids.size()
+
+    cdef int longest_suffix(self, const uint8_t* text, Py_ssize_t n, Py_ssize_t budget, Py_ssize_t* s_out,
+                            Py_ssize_t* tokens_out) except -1:
+        """The smallest character boundary s such that text[s:n], a text of its own, has at most `budget` tokens
+        (in `s_out`, its tokens in `tokens_out`). Why this is exact:
+
+        - a token is 1 to max_token_len bytes, so every s >= n - budget fits and no s < n - budget *
+          max_token_len does: the search runs from `low`, the first boundary at or above the latter, upwards,
+          and stops at the first s that fits;
+        - the pattern reads no text before a match's start (the caller checks: `looks_at_the_start`), so a
+          text cut into pieces from a piece start q on is cut as text[q:] alone is. The pieces of text[low:]
+          (starts Q, each with C(q) = the tokens from q on) therefore give count(q) = C(q) for q in Q, and for
+          any other s: cut text[s:] into pieces until one ends at some q in Q (or at n, C(n) = 0): count(s) =
+          the tokens of those pieces + C(q). C falls as q rises, so landing on a q whose C(q) is over the
+          budget settles s without merging anything, and most s do that within a piece or two.
+        """
+        cdef Py_ssize_t ends[SCAN_BATCH]
+        cdef Py_ssize_t piece_counts[SCAN_BATCH]
+        cdef Py_ssize_t low, start, count, j, s, pos, fragment, landing, k
+        cdef Py_ssize_t max_len = max(<Py_ssize_t>1, <Py_ssize_t>self.table.max_token_len)
+        cdef vector[Py_ssize_t] starts, after    # Q, and C(q) for each (after[-1] = C(n) = 0 at n)
+        cdef bint settled
+        low = n - budget * max_len if budget < (n + max_len - 1) // max_len else 0
+        while low < n and (text[low] & 0xC0) == 0x80:
+            low += 1
+        start = low
+        while start < n:
+            count = scan_pieces(self.spec, text, start, n, ends, SCAN_BATCH)
+            self.batch_tokens(text, start, ends, count, n, piece_counts)
+            for j in range(count):
+                starts.push_back(start)
+                after.push_back(piece_counts[j])
+                start = ends[j]
+        starts.push_back(n)
+        after.push_back(0)
+        for j in range(<Py_ssize_t>after.size() - 2, -1, -1):
+            after[j] += after[j + 1]
+        k = 0   # starts[k] is the first start >= s
+        s = low
+        while s < n:
+            while starts[k] < s:
+                k += 1
+            if starts[k] == s:
+                if after[k] <= budget:
+                    s_out[0], tokens_out[0] = s, after[k]
+                    return 0
+            else:
+                # The pieces of text[s:] up to the first that ends in Q, at `landing`: their ends first (each
+                # is a token at least, and a token max_len bytes at most), their tokens only if that leaves room.
+                pos, fragment, landing, settled = s, 0, k, False
+                while not settled:
+                    count = scan_pieces(self.spec, text, pos, n, ends, 2)
+                    for j in range(count):
+                        fragment += 1
+                        pos = ends[j]
+                        while starts[landing] < pos:
+                            landing += 1
+                        if starts[landing] == pos:
+                            settled = True
+                            break
+                if after[landing] + max(fragment, (pos - s + max_len - 1) // max_len) <= budget:
+                    pos, fragment = s, 0
+                    while pos < starts[landing]:
+                        count = scan_pieces(self.spec, text, pos, n, ends, 1)
+                        fragment += self.piece_tokens(text + pos, ends[0] - pos, n - pos,
+                                                      _hash_bytes(_head_word(text + pos, ends[0] - pos), text + pos,
+                                                                  ends[0] - pos))
+                        pos = ends[0]
+                    if fragment + after[landing] <= budget:
+                        s_out[0], tokens_out[0] = s, fragment + after[landing]
+                        return 0
+            s += 1
+            while s < n and (text[s] & 0xC0) == 0x80:
+                s += 1
+        s_out[0], tokens_out[0] = n, 0
+        return 0
 
     cdef bint longest(self, const uint8_t* text, Py_ssize_t n, Py_ssize_t budget, Py_ssize_t limit, bint whole,
                       bint at_pieces, Py_ssize_t* k_out, Py_ssize_t* tokens_out) except -1:

@@ -24,6 +24,7 @@ from .budgets import longest_fitting_prefix
 from ._core import MAX_TOKEN_ID, InvalidTokenError
 from ._pretokenize import Scanner as _Scanner
 from .hf_json import write_tokenizer_json
+from .pattern_compiler import compile_split_pattern, looks_at_the_start
 from .pretokenizer import PretokenizerChoice, RegexSplit, check_pattern, checked_choice, choose, replace_surrogates
 from .serialization import EncodingFileError, read_encoding_file, write_encoding_file
 from .unstable import UnstableParts, unstable_completions, widened_last_piece
@@ -374,25 +375,76 @@ class Encoding:
         text: str,
         max_tokens: int,
         *,
-        side: Literal["right"] = "right",
+        side: Literal["right", "left"] = "right",
         allowed_special: AllowedSpecial = set(),  # noqa: B006
         disallowed_special: DisallowedSpecial = "all",
     ) -> str:
         """The longest prefix of `text` (whole characters) that fits in `max_tokens` tokens:
         ``len(encode(result, allowed_special=..., disallowed_special=...)) <= max_tokens``, and every longer
-        prefix encodes to more. Not ``decode(encode(text)[:max_tokens])``, which can cut a character in half
-        and re-encode to more tokens: counts are not monotone in the length of a prefix (budgets.py has the
-        search and why it is exact). The cost grows with `max_tokens`, not with the text.
+        prefix encodes to more; with ``side="left"``, the longest such suffix (the end of a text kept, as a
+        chat history keeps its last turns). Not ``decode(encode(text)[:max_tokens])``, which can cut a
+        character in half and re-encode to more tokens: counts are not monotone in the length of a prefix or
+        a suffix (budgets.py and `MergeTable.longest_suffix` have the searches and why they are exact). The
+        cost grows with `max_tokens`, not with the text.
 
-        The special-token rules are encode's: an allowed special token is one token (a prefix that ends inside
-        one holds its start as ordinary text), and a result that holds a disallowed one raises ValueError, as
-        encode(result) would. ``side="left"`` (the longest suffix) is not built yet: ValueError. For an
-        encoding with a normalizer the text must already be normalized (the result is a prefix of it); an
-        encoding read from a tokenizer.json, or whose pattern the compiled scanner does not run, raises
-        TypeError.
+        The special-token rules are encode's: an allowed special token is one token (a part that ends or
+        starts inside one holds that piece of it as ordinary text), and a result that holds a disallowed one
+        raises ValueError, as encode(result) would. For an encoding with a normalizer the text must already be
+        normalized (the result is a part of it); an encoding read from a tokenizer.json, or whose pattern the
+        compiled scanner does not run, raises TypeError (and ``side="left"``, one whose pattern reads the
+        start of the text: ``^``, ``\\A``).
         """
+        if side == "left":
+            return text[self._fit_left(text, max_tokens, allowed_special, disallowed_special):]
         end = self._fit(text, 0, max_tokens, side, allowed_special, disallowed_special)
         return text[:end]
+
+    def _fit_left(self, text: str, max_tokens: int, allowed_special: AllowedSpecial,
+                  disallowed_special: DisallowedSpecial) -> int:
+        """The start of the longest suffix of `text` that fits in `max_tokens` tokens (see `truncate`)."""
+        text, scanner, special_split, deferred_check = self._budget_setup(text, max_tokens, "left",
+                                                                          allowed_special, disallowed_special)
+        if _reads_the_start(self._pat_str):
+            raise TypeError(f"truncate(side='left') needs a pattern that reads nothing before a match's start; "
+                            f"{self.name!r}'s has ^ or \\A")
+        parts = special_split(text) if special_split is not None else [text]
+        budget = max_tokens
+        try:
+            # Segments of ordinary text between allowed special tokens, from the last one back (the special
+            # tokens are parts[1::2]); `end` is where the current segment ends.
+            end = len(text)
+            for index in range(len(parts) - 1, -1, -2):
+                segment = parts[index]
+                start = end - len(segment)
+                cut, tokens = self._longest_suffix(scanner, segment, budget)
+                special_start = start - len(parts[index - 1]) if index else 0
+                if cut > 0 or index == 0 or tokens + 1 > budget:
+                    # The answer starts in this segment (at `cut`), or inside the special token before it,
+                    # whose text is then ordinary and may merge with the segment into fewer tokens.
+                    found = start + cut
+                    for inside in range(special_start + 1, start):
+                        if self.count(text[inside:], allowed_special=allowed_special,  # type: ignore[arg-type]
+                                      disallowed_special=()) <= max_tokens:
+                            found = inside
+                            break
+                    break
+                budget -= tokens + 1    # the whole segment fits, and the special token before it
+                end = special_start
+        except UnicodeEncodeError:
+            raise ValueError("the text holds surrogates, which have no UTF-8: repair it first "
+                             "(text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace'))") from None
+        _check_where_anchored(deferred_check, text[found:])
+        return found
+
+    def _longest_suffix(self, scanner: _Scanner, segment: str, budget: int) -> tuple[int, int]:
+        """(start in characters, tokens) of the longest suffix of the ordinary text `segment` that fits. Only
+        the last budget * max_token_len characters are read: a longer suffix has more bytes than that, so more
+        tokens than the budget (and a suffix of the tail is a suffix of the segment)."""
+        skipped = max(0, len(segment) - max(1, self._table.max_token_len) * budget - 1)
+        tail = segment[skipped:]
+        data = tail.encode("utf-8")
+        cut, tokens = self._table.longest_suffix(scanner, data, budget)
+        return skipped + (cut if tail.isascii() else len(data[:cut].decode("utf-8"))), tokens
 
     def chunks(
         self,
@@ -447,11 +499,27 @@ class Encoding:
     def _fit(self, text: str, start: int, max_tokens: int, side: str, allowed_special: AllowedSpecial,
              disallowed_special: DisallowedSpecial, checked_already: bool = False, at_pieces: bool = False) -> int:
         """The end of the longest ``text[start:end]`` that fits in `max_tokens` tokens (see `truncate`)."""
+        text, scanner, special_split, deferred_check = self._budget_setup(
+            text, max_tokens, side, allowed_special, disallowed_special, checked_already)
+        try:
+            end = self._fit_end(text, start, max_tokens, scanner, special_split, allowed_special, at_pieces)
+        except UnicodeEncodeError:
+            raise ValueError("the text holds surrogates, which have no UTF-8: repair it first "
+                             "(text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace'))") from None
+        # The part returned, as encode checks it (the search counts a disallowed token's text as ordinary).
+        _check_where_anchored(deferred_check, text[start:end])
+        return end
+
+    def _budget_setup(self, text: str, max_tokens: int, side: str, allowed_special: AllowedSpecial,
+                      disallowed_special: DisallowedSpecial, checked_already: bool = False
+                      ) -> tuple[str, _Scanner, Any, tuple[bytes, Callable[[str], None]] | None]:
+        """What truncate and chunks check first, and need: (the text, the compiled scanner, the policy's
+        special_split and deferred_check)."""
         if text.__class__ is not str:
             text = _check_text(text)
-        max_tokens = _checked_max_tokens(max_tokens)
-        if side != "right":
-            raise ValueError(f'side must be "right" (the longest prefix), got {side!r}: "left" is not built yet')
+        _checked_max_tokens(max_tokens)
+        if side not in ("right", "left"):
+            raise ValueError(f'side must be "right" (the longest prefix) or "left" (the longest suffix), got {side!r}')
         if not isinstance(self._specials, SpecialTokens):
             raise TypeError(f"truncate and chunks are not supported for {self.name!r}: the added tokens and "
                             "normalizer of a tokenizer.json are applied around its pre-tokenizer (use "
@@ -463,14 +531,7 @@ class Encoding:
                              f"a part of the text given, so give it normalized "
                              f"(unicodedata.normalize({self._normalizer!r}, text))")
         special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
-        try:
-            end = self._fit_end(text, start, max_tokens, scanner, special_split, allowed_special, at_pieces)
-        except UnicodeEncodeError:
-            raise ValueError("the text holds surrogates, which have no UTF-8: repair it first "
-                             "(text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace'))") from None
-        # The part returned, as encode checks it (the search counts a disallowed token's text as ordinary).
-        _check_where_anchored(deferred_check, text[start:end])
-        return end
+        return text, scanner, special_split, deferred_check
 
     def _fit_end(self, text: str, start: int, max_tokens: int, scanner: _Scanner, special_split: Any,
                  allowed_special: AllowedSpecial, at_pieces: bool) -> int:
@@ -1038,6 +1099,12 @@ def _surrogate_pair_starts(text: str) -> list[int]:
         pair = "\ud800" <= text[index] <= "\udbff" and index + 1 < len(text) and "\udc00" <= text[index + 1] <= "\udfff"
         index += 2 if pair else 1
     return starts
+
+
+@functools.lru_cache(maxsize=64)
+def _reads_the_start(pattern: str) -> bool:
+    """Whether a match of `pattern` (one the compiled scanner runs) can depend on where the text starts."""
+    return looks_at_the_start(compile_split_pattern(pattern))
 
 
 def _checked_max_tokens(max_tokens: object) -> int:

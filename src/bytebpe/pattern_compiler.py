@@ -48,7 +48,7 @@ from __future__ import annotations
 import string
 from typing import Literal, NamedTuple, Union
 
-__all__ = ["UnsupportedPattern", "Program", "compile_split_pattern", "Dialect", "GENERAL_CATEGORIES",
+__all__ = ["UnsupportedPattern", "Program", "compile_split_pattern", "looks_at_the_start", "Dialect", "GENERAL_CATEGORIES",
            "property_values", "block_rules", "BLOCK_RULES"]
 
 Dialect = Literal["tiktoken", "hf"]
@@ -881,6 +881,25 @@ def _shape(branch: _Seq, compiler: _Compiler, item_pcs: list[int]) -> list[int]:
     for charset in sets:
         guard |= 1 << compiler.set_bit(charset)
     return words + [item_pcs[k], _signed(guard)]
+
+
+def looks_at_the_start(program: Program) -> bool:
+    """Whether a match of `program`'s pattern can depend on where the text starts (``^``, ``\\A``): without that
+    (and with no lookbehind, which the family leaves out), a match at position q reads only the text from q
+    on, so every text that holds the same bytes from q on is cut the same from a piece start at q."""
+    def anchored(node: _Node) -> bool:
+        if isinstance(node, _Anchor):
+            return node.op in (OP_START_TEXT, OP_START_LINE)
+        if isinstance(node, _Seq):
+            return any(anchored(item) for item in node.items)
+        if isinstance(node, _Alt):
+            return any(anchored(branch) for branch in node.branches)
+        if isinstance(node, _Repeat):
+            return anchored(node.node)
+        if isinstance(node, (_Look, _Atomic)):
+            return anchored(node.alt)
+        return False
+    return program.tree is not None and anchored(program.tree)
 
 
 def compile_split_pattern(pattern: str, dialect: Dialect = "tiktoken",
