@@ -104,16 +104,18 @@ def test_truncate_is_the_longest_prefix_whose_tiktoken_count_fits(name, tiktoken
             assert enc.truncate(text, budget, disallowed_special=()) == expected, (text, budget)
 
 
+@pytest.mark.parametrize("side", ["right", "left"])
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
-def test_truncate_on_corpus_slices(name, tiktoken_encoding, corpus_dir):
+def test_truncate_on_corpus_slices(name, side, tiktoken_encoding, corpus_dir):
     enc, tik = bytebpe.get_encoding(name), tiktoken_encoding(name)
+    longest = longest_fitting if side == "right" else longest_fitting_suffix
     for file in ("english_prose.txt", "code.txt", "multilingual.txt"):
         whole = (corpus_dir / file).read_text(encoding="utf-8")
         for offset in (0, 5_000, 50_001):
             text = whole[offset:offset + 90]
             for budget in (4, 11, 19):
-                expected = longest_fitting(lambda t: len(tik.encode_ordinary(t)), text, budget)
-                assert enc.truncate(text, budget) == expected, (file, offset, budget)
+                expected = longest(lambda t: len(tik.encode_ordinary(t)), text, budget)
+                assert enc.truncate(text, budget, side=side) == expected, (file, offset, budget)
 
 
 @pytest.mark.parametrize("allowed", [set(), {"<|endoftext|>"}, "all"])
@@ -140,18 +142,6 @@ def test_truncate_left_is_the_longest_suffix_whose_tiktoken_count_fits(name, tik
         for budget in [0, 1, 2, 3, 5, 8, 13, 21, 34]:
             expected = longest_fitting_suffix(lambda t: len(tik.encode_ordinary(t)), text, budget)
             assert enc.truncate(text, budget, side="left", disallowed_special=()) == expected, (text, budget)
-
-
-@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
-def test_truncate_left_on_corpus_slices(name, tiktoken_encoding, corpus_dir):
-    enc, tik = bytebpe.get_encoding(name), tiktoken_encoding(name)
-    for file in ("english_prose.txt", "code.txt", "multilingual.txt"):
-        whole = (corpus_dir / file).read_text(encoding="utf-8")
-        for offset in (0, 5_000, 50_001):
-            text = whole[offset:offset + 90]
-            for budget in (4, 11, 19):
-                expected = longest_fitting_suffix(lambda t: len(tik.encode_ordinary(t)), text, budget)
-                assert enc.truncate(text, budget, side="left") == expected, (file, offset, budget)
 
 
 @pytest.mark.parametrize("allowed", [set(), {"<|endoftext|>"}, "all"])
