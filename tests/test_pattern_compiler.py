@@ -609,7 +609,7 @@ def test_generated_pattern_cuts_as_the_regex_package_where_its_classes_are_tikto
         assert got == expected, f"{pattern!r} on {text!r}: {first_difference(got, expected)}"
 
 
-@settings(max_examples=300, **GENERATED)
+@settings(max_examples=120, **GENERATED)
 @given(pattern=st.one_of(patterns_of_the_family(possessive=True), patterns_of_the_family(possessive=False)))
 def test_every_pattern_the_compiler_takes_compiles_in_the_regex_package_as_written(pattern):
     """Encoding checks a pattern with `regex` only when the compiled scanner does not take it (check_pattern):
