@@ -692,10 +692,11 @@ cdef class MergeTable:
         `detect_token_rank=False` keeps the pair-rank rule regardless.
         """
         cdef MergeTable table = MergeTable(mergeable_ranks)
-        cdef list checked = []
-        cdef Py_ssize_t i, left, right
-        cdef bytes joined
+        cdef Py_ssize_t i, left, right, n_merges
         cdef Rank result
+        cdef vector[Rank] lefts, rights, results
+        cdef vector[uint8_t] joined     # the two tokens' bytes, one after the other
+        cdef const uint8_t* blob
         for i, pair in enumerate(merges):
             try:
                 left, right = pair
@@ -704,36 +705,41 @@ cdef class MergeTable:
             for token in (left, right):
                 if token < 0 or token > table.max_rank or table.token_len[token] < 0:
                     raise ValueError(f"merge {i} ({left}, {right}) names id {token}, which is not a token")
-            joined = table._token_bytes(left) + table._token_bytes(right)
-            result = table.rank_of(<const uint8_t*>PyBytes_AS_STRING(joined), PyBytes_GET_SIZE(joined))
+            blob = table.blob.data()
+            joined.assign(blob + table.token_start[left], blob + table.token_start[left] + table.token_len[left])
+            joined.insert(joined.end(), blob + table.token_start[right],
+                          blob + table.token_start[right] + table.token_len[right])
+            result = table.rank_of(joined.data(), joined.size())
             if result == NO_RANK:
-                raise ValueError(f"merge {i} ({left}, {right}) makes {joined!r}, which is not a token")
-            checked.append((left, right, result))
-        if len(checked) > MAX_TOKEN_ID:
-            raise ValueError(f"{len(checked)} merges: at most {MAX_TOKEN_ID} are supported")
+                raise ValueError(f"merge {i} ({left}, {right}) makes "
+                                 f"{table._token_bytes(left) + table._token_bytes(right)!r}, which is not a token")
+            lefts.push_back(<Rank>left)
+            rights.push_back(<Rank>right)
+            results.push_back(result)
+        n_merges = lefts.size()
+        if n_merges > MAX_TOKEN_ID:
+            raise ValueError(f"{n_merges} merges: at most {MAX_TOKEN_ID} are supported")
         cdef int bits = 4
-        while (1 << bits) < 2 * len(checked):
+        while (1 << bits) < 2 * n_merges:
             bits += 1
         fill_vector(table.pair_merges, 1 << bits, PairMerge(NO_PAIR, 0, 0))
         table.pair_shift = 64 - bits
         cdef uint64_t key, slot, mask = (1 << bits) - 1
-        for i in range(len(checked)):
-            left, right, result = checked[i]
-            key = (<uint64_t>left << 32) | <uint64_t>right
+        for i in range(n_merges):
+            key = (<uint64_t>lefts[i] << 32) | <uint64_t>rights[i]
             slot = (key * 0x9E3779B97F4A7C15ULL) >> table.pair_shift
             while table.pair_merges[slot].pair != NO_PAIR and table.pair_merges[slot].pair != key:
                 slot = (slot + 1) & mask
-            table.pair_merges[slot] = PairMerge(key, <Rank>i, result)   # a repeated pair: the last rank wins
+            table.pair_merges[slot] = PairMerge(key, <Rank>i, results[i])   # a repeated pair: the last rank wins
         # The filter in front of the table: 16 bits per merge (DeepSeek: 256 KiB, within L2; the table is
         # 4 MiB), so ~1 pair in 16 that is not listed passes it and probes the table.
         bits = 6
-        while (1 << bits) < 16 * len(checked):
+        while (1 << bits) < 16 * n_merges:
             bits += 1
         fill_vector(table.pair_bloom, 1 << (bits - 6), 0)
         table.pair_bloom_shift = 64 - bits
-        for i in range(len(checked)):
-            left, right, result = checked[i]
-            key = ((<uint64_t>left << 32) | <uint64_t>right) * 0x9E3779B97F4A7C15ULL >> table.pair_bloom_shift
+        for i in range(n_merges):
+            key = ((<uint64_t>lefts[i] << 32) | <uint64_t>rights[i]) * 0x9E3779B97F4A7C15ULL >> table.pair_bloom_shift
             table.pair_bloom[key >> 6] |= 1ULL << (key & 63)
         # The first lookups of every piece, as one array read (as pair_of_bytes_rank is for tiktoken's rule).
         fill_vector(table.byte_pair_merges, 65536, PairMerge(NO_PAIR, 0, 0))
@@ -745,7 +751,7 @@ cdef class MergeTable:
                     merge = table._find_merge(table.byte_rank[b0], table.byte_rank[b1])
                     if merge != NULL:
                         table.byte_pair_merges[b0 << 8 | b1] = merge[0]
-        table.n_merges = len(checked)
+        table.n_merges = n_merges
         cdef vector[uint8_t] made_whole     # rank -> 1 when tiktoken's rule can make the token from parts
         table.whole_pieces = ignore_merges
         if detect_token_rank and table._is_token_rank_rule(made_whole):

@@ -30,6 +30,7 @@ those of HF's `add_special_tokens=False`, as tiktoken's `encode` adds nothing ei
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 import re
@@ -210,51 +211,101 @@ class _Model:
         self.ignore_merges = _field(model, "ignore_merges", bool, "model BPE", False)
         vocab = _field(model, "vocab", dict, "model BPE")
         merges = _field(model, "merges", list, "model BPE")
-        char_byte = {char: byte for byte, char in enumerate(_byte_to_char())}
-        self.vocab: dict[str, int] = {}
-        owner: dict[int, str] = {}
-        self.ids = owner.keys()
+        ids = list(vocab.values())
+        if not (all(type(token_id) is int for token_id in ids) and len(set(ids)) == len(ids) and "" not in vocab
+                and (not ids or (min(ids) >= 0 and max(ids) < 2**31 - 1))):
+            _check_vocab_entries(vocab)     # raises, naming the first entry that is wrong
+        self.vocab: dict[str, int] = dict(vocab)
+        self.ids = frozenset(ids)
         self.token_ids: dict[bytes, int] = {}       # the tokens BPE can make: byte characters only
         self.decode_only: dict[int, bytes] = {}     # other entries: decode as their UTF-8 (HF's ByteLevel decoder)
+        # Each byte character becomes its byte, anything else a character Latin-1 cannot encode: one C-level
+        # translate and encode per token.
+        to_latin1 = _TO_LATIN1
         for token, token_id in vocab.items():
-            if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**31 - 1:
-                raise TokenizerJsonError(f"model BPE: id of {token!r} is {token_id!r}, outside 0..{2**31 - 2}")
-            if token_id in owner:
-                raise TokenizerJsonError(f"model BPE: id {token_id} is given to both {owner[token_id]!r} and {token!r}")
-            if not token:
-                raise TokenizerJsonError("model BPE: the empty string cannot be a token")
-            owner[token_id] = token
-            self.vocab[token] = token_id
-            if all(char in char_byte for char in token):
-                self.token_ids[bytes(char_byte[char] for char in token)] = token_id
-            else:
+            try:
+                self.token_ids[token.translate(to_latin1).encode("latin-1")] = token_id
+            except UnicodeEncodeError:
                 self.decode_only[token_id] = token.encode("utf-8")
         missing = [byte for byte in range(256) if bytes([byte]) not in self.token_ids]
         if missing and model.get("unk_token") is not None:
             raise TokenizerJsonError(
                 f"model BPE: an unk_token with a vocabulary lacking {len(missing)} of the 256 byte characters is "
                 "not supported (HF would put the unk token in place of those bytes)")
-        pairs: list[tuple[int, int]] = []
-        for index, merge in enumerate(merges):
-            if isinstance(merge, str):
-                parts = merge.split(" ")
-            elif isinstance(merge, list) and all(isinstance(part, str) for part in merge):
-                parts = merge
-            else:
-                raise TokenizerJsonError(f"model BPE: merge {index} must be 'a b' or ['a', 'b'], got {merge!r}")
-            if len(parts) != 2:
-                raise TokenizerJsonError(f"model BPE: merge {index} must name two tokens, got {merge!r}")
-            left, right = parts
-            for part in (left, right, left + right):
-                if part not in self.vocab:
-                    raise TokenizerJsonError(f"model BPE: merge {index} {merge!r}: {part!r} is not in the vocabulary")
-            if self.vocab[left] in self.decode_only or self.vocab[right] in self.decode_only:
-                continue    # not made of byte characters: no byte-level piece ever holds its parts
-            pairs.append((self.vocab[left], self.vocab[right]))
+        pairs = _merge_pairs(merges, self.vocab, self.decode_only)
         try:
             self.table = _core.MergeTable.from_pair_merges(self.token_ids, pairs, self.ignore_merges)
         except ValueError as error:
+            _merge_pairs_one_by_one(merges, self.vocab)     # names the merge whose result is not a token
             raise TokenizerJsonError(f"model BPE: {error}") from None
+
+
+# GPT-2's byte characters -> the bytes they stand for, as Latin-1 characters; every other character below 256
+# -> one Latin-1 cannot encode (U+FFFF), so that encoding a translated token fails unless it is all bytes.
+_TO_LATIN1 = {**{code: 0xFFFF for code in range(256)},
+              **{ord(char): byte for byte, char in enumerate(_byte_to_char())}}
+
+
+def _check_vocab_entries(vocab: dict[Any, Any]) -> None:
+    """The error for the first entry of `vocab` that is not a token with an id of its own."""
+    owner: dict[int, str] = {}
+    for token, token_id in vocab.items():
+        if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**31 - 1:
+            raise TokenizerJsonError(f"model BPE: id of {token!r} is {token_id!r}, outside 0..{2**31 - 2}")
+        if token_id in owner:
+            raise TokenizerJsonError(f"model BPE: id {token_id} is given to both {owner[token_id]!r} and {token!r}")
+        if not token:
+            raise TokenizerJsonError("model BPE: the empty string cannot be a token")
+        owner[token_id] = token
+
+
+def _merge_pairs(merges: list[Any], vocab: dict[str, int], decode_only: dict[int, bytes]) -> list[tuple[int, int]]:
+    """The merges as (left id, right id), leaving out those of tokens that are not byte characters (no
+    byte-level piece ever holds their parts); a malformed merge, or one naming a string that is not in the
+    vocabulary, is an error naming it. In bulk; one by one (`_merge_pairs_one_by_one`) only to name what is
+    wrong. (Whether a merge of byte characters makes a token is for the table to check.)"""
+    try:
+        # In C-level loops (map, set, zip): 151k merges took ~0.15 s as a Python loop.
+        kinds = set(map(type, merges))
+        if kinds == {str}:      # "a b", as older files write them
+            parts = [merge.split(" ") for merge in merges]
+        elif kinds == {list}:   # ["a", "b"]
+            parts = merges
+        else:
+            raise TypeError("a merge of another shape")
+        if merges and set(map(len, parts)) != {2}:
+            raise ValueError("a merge of another length")
+        ids = list(map(vocab.__getitem__, itertools.chain.from_iterable(parts)))   # KeyError: a name not in it
+        pairs = list(zip(ids[0::2], ids[1::2]))
+        # Whether each merge makes a token: the caller's table checks it for the merges of byte characters
+        # (`from_pair_merges`), here for the others.
+        if decode_only and not all(left + right in vocab for (left, right), (left_id, right_id) in zip(parts, pairs)
+                                   if left_id in decode_only or right_id in decode_only):
+            raise KeyError("a merge makes no token")
+    except (KeyError, TypeError, ValueError):
+        pairs = _merge_pairs_one_by_one(merges, vocab)
+    if decode_only:
+        pairs = [(left, right) for left, right in pairs if left not in decode_only and right not in decode_only]
+    return pairs
+
+
+def _merge_pairs_one_by_one(merges: list[Any], vocab: dict[str, int]) -> list[tuple[int, int]]:
+    pairs = []
+    for index, merge in enumerate(merges):
+        if isinstance(merge, str):
+            parts = merge.split(" ")
+        elif isinstance(merge, list) and all(isinstance(part, str) for part in merge):
+            parts = merge
+        else:
+            raise TokenizerJsonError(f"model BPE: merge {index} must be 'a b' or ['a', 'b'], got {merge!r}")
+        if len(parts) != 2:
+            raise TokenizerJsonError(f"model BPE: merge {index} must name two tokens, got {merge!r}")
+        left, right = parts
+        for part in (left, right, left + right):
+            if part not in vocab:
+                raise TokenizerJsonError(f"model BPE: merge {index} {merge!r}: {part!r} is not in the vocabulary")
+        pairs.append((vocab[left], vocab[right]))
+    return pairs
 
 
 # ==== normalizers ==================================================================================
