@@ -2135,8 +2135,7 @@ cdef class CoreBPE:
         if as_numpy:
             spans = _array_from(offsets.data(), offsets.size(), sizeof(int64_t), "int64").reshape(-1, 2)
             return _to_numpy(out), spans
-        return (self._to_list(out, 0, out.size()),
-                [(offsets[2 * i], offsets[2 * i + 1]) for i in range(<Py_ssize_t>out.size())])
+        return self._to_list(out, 0, out.size()), _offset_pairs(offsets.data(), out.size())
 
     def decode_single_token_bytes(self, token):
         cdef Py_ssize_t checked = self._check_id(token)
@@ -2161,6 +2160,29 @@ cdef bint _integer_buffer(object tokens, Py_buffer* view) except -1:
         return True
     PyBuffer_Release(view)
     return False
+
+
+cdef list _offset_pairs(const int64_t* offsets, Py_ssize_t n):
+    """[(start, end), ...] of the n pairs at `offsets`. A token's start is mostly the previous one's end, and the
+    tokens of one character share its span: those reuse the objects already made (one int and one tuple per
+    token at most, instead of two ints and a tuple)."""
+    cdef list pairs = PyList_New(n)
+    cdef Py_ssize_t i
+    cdef int64_t start, end, last_start = -1, last_end = -1
+    cdef object start_obj, last_end_obj = None, pair = None
+    for i in range(n):
+        start, end = offsets[2 * i], offsets[2 * i + 1]
+        if start != last_start or end != last_end:
+            start_obj = last_end_obj if start == last_end else start
+            last_end_obj = end
+            pair = (start_obj, last_end_obj)
+            # A tuple of two ints holds no reference cycle: untracked, the collections that a quarter of a
+            # million new tuples set off have nothing of it to visit.
+            PyObject_GC_UnTrack(<PyObject*>pair)
+            last_start, last_end = start, end
+        Py_INCREF(pair)
+        PyList_SET_ITEM(pairs, i, pair)
+    return pairs
 
 
 # numpy.empty and the uint32 dtype, looked up on first use (importing numpy costs ~100 ms and most callers
