@@ -26,10 +26,7 @@ cdef enum:
 # a lookup of a token up to 8 bytes long touches this slot alone. A longer token's other bytes are in the
 # table's blob; where every token is shorter than 256 bytes and the blob smaller than 16 MiB (all of
 # OpenAI's and the usual HF vocabularies), the slot also holds where they are, so that comparing them
-# takes one load after the slot's instead of two (MergeTable.length_mask). Measured against the same table
-# without, alternating call by call in one process, 1 MB slices (medians of 12; a control of two equal
-# tables 0.96-1.00x): encode_ordinary of English 1.07x (o200k) / 1.08x (cl100k), encode_to_numpy 1.09x /
-# 1.13x; code 1.02-1.05x; o200k multilingual 1.04x.
+# takes one load after the slot's instead of two (MergeTable.length_mask).
 cdef struct Slot:
     uint64_t head           # first 8 bytes of the token, zero padded
     uint32_t rank_plus_one  # 0 marks an empty slot

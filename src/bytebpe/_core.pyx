@@ -1113,10 +1113,9 @@ cdef inline bint _piece_cacheable(const uint8_t* piece, Py_ssize_t size, bint an
 
 
 cdef inline int _append_ids(vector[Rank]& out, const Rank* ids, size_t count) except -1 nogil:
-    """Append the persistent cache's few ids (at most PIECE_CACHE_MAX_IDS) one by one: insert() called memmove
-    for each hit, 8% of the samples of a warm English call (4% this way). For the call's own cache, whose hits
-    carry more ids, insert stays: this loop there ran multilingual text 0.95-1.0x as fast. MemoryError when
-    the vector cannot grow."""
+    """Append the persistent cache's few ids (at most PIECE_CACHE_MAX_IDS) one by one: insert() calls memmove
+    for each hit. For the call's own cache, whose hits carry more ids, insert stays (this loop was no faster
+    there). MemoryError when the vector cannot grow."""
     cdef size_t t
     for t in range(count):
         out.push_back(ids[t])
@@ -1417,12 +1416,10 @@ cdef class _PrefixSearch:
 
 cdef inline int _reserve_for(vector[Rank]& out, Py_ssize_t text_bytes) except -1:
     """Room in `out` for the ids of `text_bytes` more bytes of text: 1 id per 2 bytes (push_back grows it
-    further when a text needs more). Code makes 0.26 ids per byte and multilingual text 0.28-0.43 (0.72 with
-    gpt2): at 1 id per 4 bytes their vectors were copied to a new allocation once or twice per call (warm
-    1 MB, cl100k: code 233-242 -> 267-268 MB/s, multilingual 83-86 -> 99, English 217 -> 225 at 1 per 2).
-    The room not written to stays untouched memory. A batch appends group after group to one vector, so the
-    room grows geometrically: reserving exactly what each group needs reallocated and copied the whole vector
-    once per 64 KB group (6 MB of English on one thread: 94 copies of up to 6 MB)."""
+    further when a text needs more), above what code and multilingual text need, so that their vectors are
+    not copied to a new allocation during a call. The room not written to stays untouched memory. A batch
+    appends group after group to one vector, so the room grows geometrically: reserving exactly what each
+    group needs would reallocate and copy the whole vector once per group."""
     cdef size_t wanted = out.size() + <size_t>(text_bytes // 2) + 16
     if wanted > out.capacity():
         out.reserve(max(wanted, 2 * out.capacity()))   # MemoryError when it cannot
@@ -1479,8 +1476,7 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
             end = piece_ends[k]
             size = end - start
             # Most pieces are tokens of up to 8 bytes in their home slot: one test, with no branch on the length
-            # (lengths vary at random; the branches by length mispredicted). Warm 1 MB of English, cl100k:
-            # 181-192 -> 201-214 MB/s with this test and the ids batched in `whole_ids`.
+            # (lengths vary at random; the branches by length mispredicted).
             slot = slots + (hashes[k] & table.mask)
             if (slot.head == heads[k]) & (slot.length == size) & (size <= 8):
                 whole_ids[waiting] = slot.rank_plus_one - 1
@@ -1623,8 +1619,7 @@ cdef class CoreBPE:
     cdef Py_ssize_t _gather_ordinary(self, object findall, str text, vector[Span]& spans, list owners) except -1:
         """Pre-tokenize `text` and append a span per piece; returns the bytes gathered."""
         # A private copy of the pieces, held in `owners` (the ownership rule, _shared.pxd): the callable may
-        # return a list that someone else keeps and changes. Measured with callgrind on a regex-engine batch
-        # of English: +0.1% instructions.
+        # return a list that someone else keeps and changes (the copy is a sliver of the work).
         cdef list pieces = list(findall(text))
         owners.append(pieces)
         cdef Py_ssize_t count = PyList_GET_SIZE(pieces)
@@ -1825,9 +1820,8 @@ cdef class CoreBPE:
 
         `deferred_check`, when given, is (anchor, check): `check(text)` runs before any encoding if the text's
         UTF-8 holds the bytes `anchor` (the prefix every disallowed special token starts with; when empty,
-        on every text), and raises to refuse the text. The `re` search of the str that this skips took 0.56-0.79 ms per MB of English,
-        code or multilingual text; encode_to_numpy of 1 MB, warm, cl100k, medians of 7 runs taking turns
-        with the build that searched first: English +5.6%, code +7.4%, multilingual +2.3%.
+        on every text), and raises to refuse the text: the memchr for the anchor replaces a regex search of
+        the whole str on every call.
         """
         cdef vector[Rank] out
         self._encode_into(pretokenizer, special_split, text, out, deferred_check)
@@ -1838,11 +1832,8 @@ cdef class CoreBPE:
 
         The list is not tracked by Python's cycle collector: it holds only ints, which can never be part of
         a reference cycle, so the collector has nothing to find in it, yet while tracked every collection of
-        its generation reads all of its items. encode_ordinary_batch of 4 MB of English in 1-4 KB documents
-        (o200k), the last results kept: 36 MB/s with the collector on, 72 with it off (perf: visit_decref,
-        visit_reachable). Untracked, medians of 4 runs: one thread 1.25x, two threads 1.4x, a loop of
-        encode_ordinary over the same documents 1.2x. CPython untracks tuples and dicts of atomic values for
-        the same reason. The price: a cycle that a caller builds *through* such a list (appending an object
+        its generation reads all of its items (batches of many results spent half their time there). CPython
+        untracks tuples and dicts of atomic values for the same reason. The price: a cycle that a caller builds *through* such a list (appending an object
         that refers back to it) is not collected while the list stays untracked.
         """
         cdef list result = PyList_New(end - begin)
@@ -1850,7 +1841,7 @@ cdef class CoreBPE:
         cdef list rank_objects = self.table.rank_objects
         cdef Py_ssize_t i, limit = PyList_GET_SIZE(rank_objects)
         # The items arrays themselves, with borrowed pointers: one reference taken per id, where object
-        # variables cost two more reference updates per id (callgrind: 20 instructions per id -> ~8).
+        # variables cost two more reference updates per id.
         cdef PyObject** source = PySequence_Fast_ITEMS(rank_objects)
         cdef PyObject** target = PySequence_Fast_ITEMS(result)
         cdef PyObject* none = <PyObject*>None
@@ -1859,11 +1850,8 @@ cdef class CoreBPE:
         cdef object made
         for i in range(begin, end):
             # The int objects of a long text's ids are scattered over megabytes, and the encode has just
-            # evicted them (perf: this loop was 20% of encode_ordinary's samples on 1 MB of English, 5% of its
-            # instructions): the loads of the items array (16 ids ahead) and of the objects whose counts go
-            # up (8 ahead) are started early. Measured with the loop with and without them switched by a flag,
-            # alternating call by call in one process, 40 rounds: encode_ordinary of 1 MB of English 1.043x
-            # (cl100k), 1.048x (o200k); encode_to_numpy, which does not come here, 1.02x and 0.99x.
+            # evicted them: the loads of the items array (16 ids ahead) and of the objects whose counts go
+            # up (8 ahead) are started early.
             if i + 16 < end:
                 ahead = ids[i + 16]
                 if ahead < limit:
@@ -1911,10 +1899,9 @@ cdef class CoreBPE:
         refused text raises and the batch's ids are dropped.
 
         Lists are made with the GIL, at the end, or with `lists_per_group` as soon as each group is encoded:
-        for a pool thread, whose GIL spells then alternate with the other threads' work without it. 4 MB of
-        English in 1-4 KB documents, the two ways alternating, 20-24 rounds: on 2 threads per group 1.15x
-        (cl100k) and 1.14-1.17x (o200k); on 1 thread 0.93-0.96x (the table's and the int objects' cache
-        lines then evict each other at every group), so a lone caller builds them at the end.
+        for a pool thread, whose GIL spells then alternate with the other threads' work without it. A lone
+        caller builds them at the end: on one thread, the table's and the int objects' cache lines would
+        evict each other at every group.
         """
         cdef bint scanned = type(pretokenizer) is Scanner
         cdef const ScanSpec* scan = &(<Scanner>pretokenizer).spec if scanned else NULL

@@ -4,13 +4,8 @@
 // Why. Each piece costs a lookup at a random place in a table of 4 MiB (cl100k_base) or 8 MiB (o200k_base),
 // and a piece to merge one more in the call's 2 MiB merge cache. On 4 KiB pages those tables span 1,000-2,000
 // pages, more than the first-level TLB holds, so most lookups also walk the page tables; in a virtual machine
-// such a walk is two-dimensional and costs several memory reads. Measured on this project's machine (AMD
-// EPYC, a Firecracker VM, transparent huge pages on "madvise"), 1 MB slices nothing had seen after 2 MB of
-// priming, medians of 5 runs of two builds taking turns: these tables (the token table and the merge
-// cache) on huge pages, cl100k English +3%, multilingual +3.5%, code (numpy) +0.6%, o200k English (numpy)
-// +15%; the piece cache's filters too (_piece_cache.h), multilingual +14% more. (glibc's
-// `glibc.malloc.hugetlb=1` tunable, which advises every allocation of the process, gave cl100k English
-// +19-21%: the rest of the gain is spread over small allocations a library cannot place.)
+// such a walk is two-dimensional and costs several memory reads. Huge pages for these tables remove most
+// of those walks (benchmarks/README.md has the figures).
 //
 // How. A request of at least one huge page is rounded up to whole huge pages, allocated aligned to one, and
 // advised MADV_HUGEPAGE before anything touches it, so its first-touch faults take huge pages directly.

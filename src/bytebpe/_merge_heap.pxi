@@ -22,12 +22,9 @@ cdef int _merge_by_heap(MergeTable self, const uint8_t* data, Py_ssize_t n, vect
     cdef Rank rank
     cdef uint64_t key
     cdef const uint32_t* char_starts = memo.char_starts if memo != NULL else NULL
-    # The first parts: bytes, or where the table allows, whole characters (_merge_char_starts.pxi). Long
-    # pieces of Japanese and Telugu come here: 23-26% of their bytes in multilingual.txt are in pieces of
-    # more than SCAN_MAX_BYTES (CJK 1-7%). Instructions per 0.3 MB of it, cache off (callgrind): Japanese
-    # -11% (cl100k) / -18% (o200k), Chinese -6% / -5%, Telugu -1% / -5%. (The call's pair memo here as
-    # well measured less: _pair_rank, with a second caller, was then no longer inlined into _merge_by_scan,
-    # +1.2% on Korean, which never comes here.)
+    # The first parts: bytes, or where the table allows, whole characters (_merge_char_starts.pxi): long
+    # pieces of Japanese and Telugu come here. (The call's pair memo is not used here: _pair_rank, with a
+    # second caller, was then no longer inlined into _merge_by_scan.)
     p = 0
     before = -1
     while p < n:

@@ -44,8 +44,7 @@ cdef int _merge_by_scan(MergeTable self, const uint8_t* data, Py_ssize_t n, vect
     for k in range(n, padded):
         key[k] = (<uint64_t>NO_RANK << 6) | <uint64_t>k
     while True:
-        # _smallest_key, written out: called here it cost 3.4% more instructions on cl100k_base
-        # (callgrind, 900 KB of the corpus), as gcc then kept fewer of the loop's values in registers.
+        # _smallest_key, written out: called here, gcc kept fewer of the loop's values in registers.
         b0 = key[0]
         b1 = key[1]
         b2 = key[2]
@@ -91,8 +90,8 @@ cdef void _start_from_characters(MergeTable self, const uint8_t* data, Py_ssize_
     """_merge_by_scan's first parts and keys for a piece that starts with a character of 2+ bytes (CJK,
     Cyrillic ...; a piece that does not rarely holds one): characters that may enter whole do
     (_merge_char_starts.pxi), the rest byte by byte. A function of its own, so that the merge loop stays as
-    it was for the pieces that never come here. (English costs 0.8% more instructions since this path came,
-    written in or out of _merge_by_scan alike: its curly quotes and dashes start pieces that come here.)"""
+    it was for the pieces that never come here (English comes here too, a little: its curly quotes and
+    dashes start pieces that do)."""
     cdef Py_ssize_t k = 0, p, q, length
     cdef Rank rank
     while k < n:

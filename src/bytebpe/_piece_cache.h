@@ -26,10 +26,7 @@
 // entries that nobody used since they came, and a frequent piece keeps its place as long as it is hit
 // more often than its pair is contested (a CLOCK with two hands per pair). Only one hit in
 // PIECE_CACHE_MARK_EVERY of a call marks (the caller says which): a mark is a write into the entry's line,
-// and with one at every hit two threads' hits kept moving lines between their cores. 1 in 8 against every
-// hit, the two taking turns batch by batch in one process (18 batches of 1 MB in 1-4 KB English documents
-// each): 2 threads, cl100k numpy 1.01-1.11x, lists 1.05-1.07x, o200k 1.03-1.05x (code 0.99-1.03x); one
-// thread 1.02-1.03x. 1 in 64 measured the same as 1 in 8.
+// and with one at every hit two threads' hits kept moving lines between their cores.
 //
 // Memory: the table is allocated at the first store (a program that never merges a piece pays nothing),
 // on huge pages where it is a multiple of one, zeroed by the kernel as its pages are first touched, and
@@ -292,8 +289,8 @@ private:
         size_t bytes = capacity_ * sizeof(PieceCacheEntry);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
         // Whole huge pages: fresh anonymous memory, which the kernel zeroes page by page as it is first
-        // touched, advised onto huge pages. Zeroing 4 MiB up front made the first call that merges a piece
-        // ~3 ms slower (1 MB of English, 113 -> 83 MB/s).
+        // touched, advised onto huge pages: zeroing the table up front would slow down the first call that
+        // merges a piece.
         if (bytes % HUGE_PAGE_BYTES == 0) {
             void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (memory != MAP_FAILED) {

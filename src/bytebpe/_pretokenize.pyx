@@ -260,8 +260,7 @@ cdef Py_ssize_t _cl100k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noex
     cdef Py_ssize_t width, next_width, last_start, newline_end
     cdef uint8_t bits, next_bits
     # The commonest piece first: a space and a word that starts with an ASCII letter (one byte of
-    # [^\r\n\p{L}\p{N}], then \p{L}++); no contraction starts with a space. Scanner.count on English prose:
-    # 2.11-2.19 -> 1.89-1.99 ms/MB.
+    # [^\r\n\p{L}\p{N}], then \p{L}++); no contraction starts with a space.
     if s[i] == 32 and i + 1 < n and s[i + 1] < 0x80 and ASCII_CLASS[s[i + 1]] & BYTEBPE_LETTER:
         return _run_with(s, i + 2, n, BYTEBPE_LETTER)
     end = _contraction(s, i, n)
@@ -504,10 +503,9 @@ cdef Py_ssize_t _scan_by_blocks(const ScanSpec* spec, const uint8_t* s, Py_ssize
 
     Where a block stops at a hard byte (non-ASCII, or an apostrophe), the scalar scanner takes the pieces up
     to and through it, and blocks resume after it (`scalar_until`). A block that ends no piece at all is
-    mostly one of text in another script: the scalar scanner then goes on past its last hard byte. (cl100k,
-    Scanner.count on multilingual text: 2.66 ms/MB byte by byte; 3.6 with a block tried after every hard
-    byte, 3.0 going on past the last one, 2.71 not trying a block where the next eight bytes are not all
-    ASCII, as below; within noise of the scalar scanner since.)"""
+    mostly one of text in another script: the scalar scanner then goes on past its last hard byte, and no
+    block is tried where the next eight bytes are not all ASCII (so that text in other scripts costs what
+    the scalar scanner costs)."""
     cdef Py_ssize_t count = 0, scalar_until = start if BLOCK_SCAN else n
     cdef uint64_t starts, hard
     cdef PatternKind kind = spec.kind

@@ -110,8 +110,7 @@ def map_chunks(
     Each of the `workers` tasks (the calling thread is one) pulls the next chunk until none are left (so a
     slow chunk does not stall the others); results are returned in input order whatever order they finish
     in. Every chunk is passed ``in_pool=True``: with other threads encoding beside it, work it must do with
-    the GIL is best done in short spells (CoreBPE.encode_batch's `lists_per_group` says why and what it
-    measured).
+    the GIL is best done in short spells (CoreBPE.encode_batch's `lists_per_group` says why).
     """
     workers = min(checked_num_threads(num_threads), pool_size())
     total = sum(map(len, texts))
@@ -139,9 +138,7 @@ def map_chunks(
                 return
 
     # The calling thread works as one of the workers rather than sleeping until the pool is done: one thread
-    # hand-off less at the start. 2 threads, 1 MB batches of 1-4 KB documents, the two ways alternating
-    # (40 rounds, steal time ~30% on this VM): cl100k / o200k English and code, list and numpy, 0.98-1.12x,
-    # median 1.03x. Whatever happens to it (a Ctrl-C or SIGTERM arrives on this thread), the pool threads
+    # hand-off less at the start. Whatever happens to it (a Ctrl-C or SIGTERM arrives on this thread), the pool threads
     # start no new chunk after it stops, and it returns once they are out of their current one, unless it is
     # interrupted again while it waits (their chunks hold references to what they read and write).
     from concurrent.futures import wait     # (imported already by shared_pool, when there is a pool)

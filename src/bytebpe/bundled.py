@@ -16,16 +16,16 @@ as an extension of it (73 bytes instead of 201 KB): a zlib stream of
 
 and its content is joined to the base's before the check below, so it is checked exactly like a full one.
 
-Why zlib and not lzma, measured on o200k_base (1.60 MB decoded): zlib -9 is 994 KB and decompresses in
-8.6 ms; lzma -9e is 816 KB but takes 42 ms, more than the whole load of the `.tiktoken` file it replaces.
+Why zlib and not lzma: lzma's smaller files take longer to decompress than the whole load of the
+`.tiktoken` file they replace (benchmarks/README.md has the figures).
 
 Every load checks a BLAKE2b digest of the decoded content against CONTENT_BLAKE2B, which
 tools/gen_bundled_vocab.py recorded from `.tiktoken` files that matched tiktoken's pinned sha256; then the
 compiled parser (`MergeTable.from_bundled`) fills the tables, checking every length against the size. A
 damaged file is a VocabularyHashError, never a different vocabulary. Why BLAKE2b and not sha256: CPython's
-sha256 comes from OpenSSL, whose import (`hashlib`) adds 3.5 MiB of resident memory to every process that
-loads an encoding (o200k_base: +23 MiB in all); its builtin BLAKE2b adds 0.25 MiB and hashes the 1.6 MB of
-o200k_base in 1.6 ms against OpenSSL sha256's 0.8 ms (measured side by side, one loaded machine).
+sha256 comes from OpenSSL, whose import (`hashlib`) adds megabytes of resident memory to every process that
+loads an encoding; its builtin BLAKE2b adds a fraction of that, and hashes a vocabulary in about a
+millisecond more (benchmarks/README.md).
 """
 from __future__ import annotations
 

@@ -58,9 +58,8 @@ __all__ = [
 ]
 
 # About this much UTF-8 text per batch. Each batch in flight costs several times its size (the texts, the
-# pieces, the ids and their copies); measured on docs_english.jsonl, 2 MB batches keep the peak flat from a
-# 5 MB input up (79 / 85 / 86 MiB for 1x / 4x / 16x; 8 MB batches: 84 / 114 / 138), at the same speed:
-# each thread still gets chunks of ~256 KB, and the per-batch overhead is well under 1%.
+# pieces, the ids and their copies), so the batch size bounds a job's memory whatever the input's size; at
+# this size each thread still gets chunks of ~256 KB, and the per-batch overhead is well under 1%.
 DEFAULT_BATCH_BYTES = 2 * 1024 * 1024
 PREFETCH_BATCHES = 2
 # The first few skipped documents are named in the summary; the rest are only counted.
@@ -509,7 +508,7 @@ def _encode_locally(
             # Special-token text is ordinary text in a dataset (as with tiktoken's encode_ordinary).
             ids, offsets = enc.encode_batch_to_numpy(batch.texts, num_threads=workers, disallowed_special=())
             # Free the text before the ids are copied (eot) and written: one huge document then peaks at its
-            # text plus its ids, not plus two copies of them (50 MB of "a" with --eot: 2.01x -> 1.5x).
+            # text plus its ids, not plus two copies of them.
             batch.texts = []
             if max_tokens is not None:
                 ids, offsets = cut_documents(ids, offsets, max_tokens)

@@ -37,11 +37,10 @@ __all__ = ["train", "train_from_files", "resolve_pattern", "count_split_pieces",
 
 # Texts are pre-tokenized and counted in batches of about this many characters. A batch's pieces are
 # ~50-byte str objects, about 10 per 40 characters of English, so a batch costs ~1 MB of Python objects
-# while alive; larger batches were no faster (measured 16 Ki-1 Mi) and cost memory.
+# while alive; larger batches are no faster and cost memory.
 BATCH_CHARS = 1 << 16
 # Counting on several threads hands each a batch of about this many characters: large enough that handing
-# over costs nothing next to scanning it (~3 ms per MiB), small enough that `workers` batches in flight stay
-# a few MB (256 Ki / 1 Mi / 4 Mi: within noise on the 77 MB concatenation).
+# over costs nothing next to scanning it, small enough that `workers` batches in flight stay a few MB.
 PARALLEL_BATCH_CHARS = 1 << 20
 # Merges run in steps of this many, returning to Python between steps for the progress bar and Ctrl-C.
 MERGE_STEP = 512
@@ -234,7 +233,7 @@ def count_split_pieces(
     (`max_distinct_pieces`) decides on the sequence of pieces, so it counts serially.
 
     With the `regex` engine, which holds the GIL while it matches, counting is serial: two threads of
-    `findall` were measured slower than one (0.51-0.54 s threaded vs 0.49-0.51 s serial on 10 MB).
+    `findall` run no faster than one.
     """
     return _count(texts, pretokenize, progress=progress, max_distinct_pieces=max_distinct_pieces, workers=workers)
 
