@@ -319,6 +319,19 @@ def test_chunks_in_one_compiled_loop_equal_chunks_found_one_by_one(text, budget,
         enc.chunks(text, budget, boundary=boundary, allowed_special={"<|endofprompt|>"})
 
 
+def test_chunks_with_ids_and_in_batches(tiktoken_encoding, corpus_dir):
+    enc, tik = bytebpe.get_encoding("cl100k_base"), tiktoken_encoding("cl100k_base")
+    docs = [json.loads(line)["text"] for line in (corpus_dir / "docs_code.jsonl").read_text().splitlines()[:5]]
+    for doc in docs:
+        pairs = enc.chunks_with_ids(doc, 40, boundary="piece")
+        assert [chunk for chunk, _ in pairs] == enc.chunks(doc, 40, boundary="piece")
+        assert all(ids == tik.encode_ordinary(chunk) and len(ids) <= 40 for chunk, ids in pairs)
+    assert enc.chunks_batch(docs, 40) == [enc.chunks(doc, 40) for doc in docs]
+    assert enc.chunks_batch([], 40) == [] and enc.chunks_with_ids("", 40) == []
+    with pytest.raises(TypeError, match="sequence of texts"):
+        enc.chunks_batch("one text", 40)
+
+
 def test_chunks_of_a_corpus_file_fit_and_join(corpus_dir):
     enc = bytebpe.get_encoding("o200k_base")
     docs = [json.loads(line)["text"] for line in (corpus_dir / "docs_english.jsonl").read_text().splitlines()[:20]]

@@ -496,6 +496,37 @@ class Encoding:
             end = self._fit(checked, start, max_tokens, "right", allowed_special, disallowed_special,
                             checked_already=True, at_pieces=boundary == "piece")
 
+    def chunks_with_ids(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        boundary: Literal["char", "piece"] = "char",
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[tuple[str, list[int]]]:
+        """`chunks`, each with its ids: ``(chunk, encode(chunk, ...))``, at most `max_tokens` of them (a chunk is
+        a text of its own: its ids are not a slice of the whole text's). The chunks are encoded as one batch."""
+        found = self.chunks(text, max_tokens, boundary=boundary, allowed_special=allowed_special,
+                            disallowed_special=disallowed_special)
+        return list(zip(found, self.encode_batch(found, allowed_special=allowed_special,
+                                                 disallowed_special=disallowed_special)))
+
+    def chunks_batch(
+        self,
+        texts: Sequence[str],
+        max_tokens: int,
+        *,
+        boundary: Literal["char", "piece"] = "char",
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[list[str]]:
+        """`chunks` of each text, in order (on the calling thread: the search holds the GIL)."""
+        if isinstance(texts, str):
+            raise TypeError("chunks_batch takes a sequence of texts, not one str (use chunks)")
+        return [self.chunks(text, max_tokens, boundary=boundary, allowed_special=allowed_special,
+                            disallowed_special=disallowed_special) for text in texts]
+
     def _fit(self, text: str, start: int, max_tokens: int, side: str, allowed_special: AllowedSpecial,
              disallowed_special: DisallowedSpecial, checked_already: bool = False, at_pieces: bool = False) -> int:
         """The end of the longest ``text[start:end]`` that fits in `max_tokens` tokens (see `truncate`)."""
