@@ -157,6 +157,38 @@ def test_a_new_run_replaces_every_file_of_an_earlier_one_and_nothing_else(tmp_pa
                  "x.00000.meta.json")
 
 
+def test_a_new_run_replaces_an_earlier_split_or_whole_layout_under_the_same_prefix(tmp_path, corpus_dir, capsys):
+    from bytebpe import cli
+
+    path, out = corpus_dir / ENGLISH, tmp_path / "out"
+    out.mkdir()
+    bytebpe.encode_files(path, encoding="gpt2", output=out / "own.train")   # a set of its own, named so
+    whole = ("x.tokens.npy", "x.offsets.npy", "x.meta.json")
+    own = ("own.train.tokens.npy", "own.train.offsets.npy", "own.train.meta.json")
+    split = tuple(f"x.{part}.{kind}" for part in ("train", "val") for kind in ("tokens.npy", "offsets.npy", "meta.json"))
+    bytebpe.encode_files(path, encoding="gpt2", output=out / "x")
+    bytebpe.encode_files(path, encoding="gpt2", output=out / "x", val_fraction=0.1)     # whole -> split
+    no_files_but(out, *own, *split)
+    bytebpe.encode_files(path, encoding="gpt2", output=out / "x", val_fraction=0.1, shard_tokens=300_000)
+    assert (out / "x.train.index.json").is_file() and not (out / "x.train.meta.json").exists()
+    summary = bytebpe.encode_files(path, encoding="gpt2", output=out / "x")             # split -> whole
+    assert summary.removed_earlier
+    no_files_but(out, *own, *whole)
+    bytebpe.encode_files(path, encoding="gpt2", output=out / "own")     # whole at "own": own.train is not its split
+    assert all((out / name).is_file() for name in own)
+    # info on a split run's prefix shows both parts; load and decode name them.
+    bytebpe.encode_files(path, encoding="gpt2", output=out / "x", val_fraction=0.1)
+    assert cli.main(["info", str(out / "x")]) == 0
+    shown = capsys.readouterr().out
+    assert f"{out / 'x.train'}:" in shown and f"{out / 'x.val'}:" in shown
+    assert cli.main(["info", str(out / "x"), "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)) == {str(out / "x.train"), str(out / "x.val")}
+    with pytest.raises(FileNotFoundError, match=r"x was split into .*x\.train and .*x\.val"):
+        bytebpe.load_token_files(out / "x")
+    assert cli.main(["decode", str(out / "x")]) == 1
+    assert "decode one of them" in capsys.readouterr().err
+
+
 def test_a_failed_run_leaves_no_shard_and_keeps_the_earlier_output(tmp_path, corpus_dir, monkeypatch):
     path, out = corpus_dir / ENGLISH, tmp_path / "out"
     bytebpe.encode_files(path, encoding="cl100k_base", output=out / "x", shard_tokens=400_000)

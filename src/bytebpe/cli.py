@@ -202,6 +202,9 @@ def _decode(args: argparse.Namespace) -> int:
     if meta is None and not Path(args.tokens).is_file() and token_outputs.read_index(prefix) is not None:
         raise CommandError(f"{prefix} was written in shards ({prefix}.index.json): decode one shard, e.g. "
                            f"{token_outputs.shard_prefix(prefix, 0)}")
+    if meta is None and not Path(args.tokens).is_file() and token_outputs.split_parts(prefix):
+        raise CommandError(f"{prefix} was split into {' and '.join(token_outputs.split_parts(prefix))} "
+                           f"(--val-fraction): decode one of them")
     enc = _decode_encoding(args, meta, prefix)
     tokens_path = Path(args.tokens)
     if meta is not None:
@@ -270,6 +273,19 @@ def _info(args: argparse.Namespace) -> int:
     index = token_outputs.read_index(prefix) if meta is None else None
     if index is not None:
         sys.stdout.write(index.to_json() if args.json else index.describe() + "\n")
+        return 0
+    parts = token_outputs.split_parts(prefix) if meta is None else []
+    if parts:   # a split run: each part, as info on it prints it (with --json, one object keyed by part)
+        described = {}
+        for part in parts:
+            part_meta = token_outputs.read_meta(part)
+            record = part_meta if part_meta is not None else token_outputs.read_index(part)
+            described[part] = record.to_json() if args.json else record.describe()  # type: ignore[union-attr]
+        if args.json:
+            sys.stdout.write(json.dumps({part: json.loads(text) for part, text in described.items()}, indent=2,
+                                        ensure_ascii=False) + "\n")
+        else:
+            sys.stdout.write("\n\n".join(f"{part}:\n{text}" for part, text in described.items()) + "\n")
         return 0
     if meta is None:
         raise CommandError(f"no {prefix}.meta.json: give the PREFIX that `bytebpe encode -o PREFIX` wrote (outputs "

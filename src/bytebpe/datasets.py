@@ -40,7 +40,7 @@ from .registry import get_encoding
 from .token_files import fsync_folder, token_dtype
 from .token_outputs import (InputRecord, TokenFilesMeta, output_paths, output_prefix, tokenizer_sha256, utc_timestamp,
                             vocabulary_sha256)
-from .token_sets import SetCounts, TokenSetWriter, commit_together, remove_stale_partial_files_of_set
+from .token_sets import SetCounts, TokenSetWriter, commit_together, remove_set, remove_stale_partial_files_of_set
 
 __all__ = [
     "BadDocumentError",
@@ -294,6 +294,12 @@ def encode_files(
         commit_together(*(writer for output_set in sets for writer in output_set.writers))
         for output_set in sets:
             summary.removed_earlier += output_set.remove_earlier_output()
+        # An earlier run's other layout under this prefix goes too: split sets when this one is whole, the
+        # whole set when this one is split.
+        if val_fraction is None:
+            summary.removed_earlier += remove_set(f"{prefix}.train", "train") + remove_set(f"{prefix}.val", "val")
+        else:
+            summary.removed_earlier += remove_set(prefix)
     if fsync:
         fsync_folder(Path(prefix).parent)   # the renames themselves
     summary.outputs = [path for output_set in sets for path in output_set.paths]

@@ -394,6 +394,20 @@ class TokenFiles:
         return self.tokens[int(self.offsets[index]):int(self.offsets[index + 1])]
 
 
+def split_parts(prefix: str) -> list[str]:
+    """The prefixes of the parts a split run (``val_fraction``) wrote under `prefix`: PREFIX.train and
+    PREFIX.val, those there (whole or sharded)."""
+    parts = []
+    for part in ("train", "val"):
+        name = f"{prefix}.{part}"
+        meta = read_meta(name)
+        index = read_index(name) if meta is None else None
+        if (meta or (index.meta if index else None)) is not None and \
+                (meta or index.meta).extra.get("split") == part:  # type: ignore[union-attr]
+            parts.append(name)
+    return parts
+
+
 def load_token_files(prefix: str | os.PathLike[str]) -> TokenFiles:
     """Load the set written by `encode_files(output=prefix)` (or name any of its files).
 
@@ -406,6 +420,9 @@ def load_token_files(prefix: str | os.PathLike[str]) -> TokenFiles:
         raise FileNotFoundError(f"{name} was written in shards ({name + INDEX_SUFFIX}): load them with "
                                 f"load_token_shards({name!r}), or one shard with load_token_files"
                                 f"({shard_prefix(name, 0)!r})")
+    if meta is None and split_parts(name):
+        raise FileNotFoundError(f"{name} was split into {' and '.join(split_parts(name))} (val_fraction): load "
+                                f"each of them")
     if meta is None:
         raise FileNotFoundError(f"{name + META_SUFFIX} not found: load_token_files needs the metadata that "
                                 f"bytebpe encode writes beside the tokens (older outputs have none; load "

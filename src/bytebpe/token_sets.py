@@ -45,7 +45,7 @@ from .token_outputs import (
     shard_prefix,
 )
 
-__all__ = ["SetCounts", "TokenSetWriter", "commit_together", "remove_stale_partial_files_of_set"]
+__all__ = ["SetCounts", "TokenSetWriter", "commit_together", "remove_set", "remove_stale_partial_files_of_set"]
 
 
 @dataclass
@@ -101,6 +101,27 @@ class _Part:
         """Append the spans whose ids are `ids`, ending at `ends` (relative to ids[0])."""
         self.offsets_out.write(ends + self.tokens_out.length)
         self.tokens_out.write(ids)
+
+
+def remove_set(prefix: str, split: str | None = None) -> list[Path]:
+    """Delete the set an earlier run wrote at `prefix`: its three files (as its sidecar says) or its shards and
+    index (as its index lists them). With `split` ("train" or "val"), only a set whose metadata says it is
+    that part of a split run: a run of its own that was given ``-o data.train`` is never touched."""
+    meta, index = read_meta(prefix), read_index(prefix)
+    candidates: list[Path] = []
+    if meta is not None and (split is None or meta.extra.get("split") == split):
+        candidates += list(output_paths(prefix, meta.format))  # type: ignore[arg-type]
+    if index is not None and (split is None or index.meta.extra.get("split") == split):
+        folder = Path(prefix).parent
+        for shard in index.shards:
+            candidates += list(output_paths(os.fspath(folder / shard.name), index.meta.format))  # type: ignore[arg-type]
+        candidates.append(Path(prefix + INDEX_SUFFIX))
+    removed = []
+    for path in candidates:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed.append(path)
+    return removed
 
 
 class TokenSetWriter:
