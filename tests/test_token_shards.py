@@ -123,6 +123,35 @@ def test_a_document_longer_than_a_shard_is_cut_and_its_parts_marked(tmp_path, ti
     assert [r.bytes for r in shards.index.shards] == [len(lines[0]), 0, len(lines[1]) + len(lines[2])]
 
 
+def test_load_tokens_opens_every_layout_and_numbers_documents_across_shards(tmp_path, tiktoken_encoding, capsys):
+    from bytebpe import cli
+
+    lines = ["short", "word" + " word" * 899, "two words", "word" + " word" * 450, "x", "word" + " word" * 29]
+    (tmp_path / "in.txt").write_text("\n".join(lines) + "\n")
+    expected = [tiktoken_encoding("gpt2").encode_ordinary(line) for line in lines]
+    bytebpe.encode_files(tmp_path / "in.txt", encoding="gpt2", lines=True, output=tmp_path / "s", shard_tokens=300)
+    shards = bytebpe.load_tokens(tmp_path / "s")
+    assert isinstance(shards, bytebpe.TokenShards) and shards.n_documents == len(lines)
+    assert any(record.continues for record in shards.index.shards)
+    assert [shards.document(i).tolist() for i in range(len(lines))] == expected
+    assert [shards.document(-i).tolist() for i in range(1, len(lines) + 1)] == expected[::-1]
+    with pytest.raises(IndexError, match="there are 6"):
+        shards.document(6)
+    # decode of a sharded set: all of it, or one document of the whole set.
+    assert cli.main(["decode", str(tmp_path / "s")]) == 0
+    assert capsys.readouterr().out == "".join(lines)
+    assert cli.main(["decode", str(tmp_path / "s"), "--doc", "1"]) == 0
+    assert capsys.readouterr().out == lines[1]
+    bytebpe.encode_files(tmp_path / "in.txt", encoding="gpt2", lines=True, output=tmp_path / "w")
+    assert isinstance(bytebpe.load_tokens(tmp_path / "w"), bytebpe.TokenFiles)
+    bytebpe.encode_files(tmp_path / "in.txt", encoding="gpt2", lines=True, output=tmp_path / "v", val_fraction=0.5,
+                         seed=3)
+    split = bytebpe.load_tokens(tmp_path / "v")
+    assert set(split) == {"train", "val"} and sum(len(part) for part in split.values()) == len(lines)
+    with pytest.raises(FileNotFoundError):
+        bytebpe.load_tokens(tmp_path / "nothing")
+
+
 def test_val_fraction_with_shards_shards_each_split_and_records_the_split(tmp_path, corpus_dir):
     path = corpus_dir / ENGLISH
     plain = bytebpe.encode_files(path, encoding="cl100k_base", output=tmp_path / "p", val_fraction=0.2, seed=3)
@@ -268,8 +297,8 @@ def test_cli_shard_tokens_info_and_decode(tmp_path, corpus_dir, capsys):
     assert "shards             3 of at most 500,000 tokens" in capsys.readouterr().out
     assert cli.main(["info", str(tmp_path / "x.index.json"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["shard_tokens"] == 500_000
-    assert cli.main(["decode", str(tmp_path / "x")]) == 1
-    assert "decode one shard, e.g. " + str(tmp_path / "x.00000") in capsys.readouterr().err
+    assert cli.main(["decode", str(tmp_path / "x")]) == 0      # the whole set, shard after shard
+    assert capsys.readouterr().out == "".join(read_jsonl(path))
     # A shard decodes by itself, with the encoding its own sidecar records.
     second = load_token_shards(tmp_path / "x").index.shards[1]
     assert not second.continues

@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
         TokenShards,
         load_token_files,
         load_token_shards,
+        load_tokens,
     )
 
 
@@ -95,6 +96,7 @@ __all__ = [
     "load_piece_counts",
     "load_token_files",
     "load_token_shards",
+    "load_tokens",
     "load_tokenizer",
     "save_piece_counts",
     "train",
@@ -116,6 +118,7 @@ _LAZY_NAMES = {
     "TokenFilesMeta": "token_outputs",
     "load_token_files": "token_outputs",
     "load_token_shards": "token_outputs",
+    "load_tokens": "token_outputs",
     "ShardIndex": "token_outputs",
     "TokenShards": "token_outputs",
     "count_pieces": "piece_counts",

@@ -200,8 +200,7 @@ def _decode(args: argparse.Namespace) -> int:
     prefix = token_outputs.prefix_of(args.tokens)
     meta = token_outputs.read_meta(prefix)
     if meta is None and not Path(args.tokens).is_file() and token_outputs.read_index(prefix) is not None:
-        raise CommandError(f"{prefix} was written in shards ({prefix}.index.json): decode one shard, e.g. "
-                           f"{token_outputs.shard_prefix(prefix, 0)}")
+        return _decode_shards(args, prefix)
     if meta is None and not Path(args.tokens).is_file() and token_outputs.split_parts(prefix):
         raise CommandError(f"{prefix} was split into {' and '.join(token_outputs.split_parts(prefix))} "
                            f"(--val-fraction): decode one of them")
@@ -238,6 +237,23 @@ def _decode(args: argparse.Namespace) -> int:
         for chunk_start in range(start, end, DECODE_CHUNK_TOKENS):
             ids = tokens[chunk_start:min(end, chunk_start + DECODE_CHUNK_TOKENS)].tolist()
             out.write(enc.decode_bytes(ids))
+    out.flush()
+    return 0
+
+
+def _decode_shards(args: argparse.Namespace, prefix: str) -> int:
+    """`decode` of a sharded set: every shard in order, or --doc N of the whole set (its parts joined)."""
+    if args.offsets or args.dtype:
+        raise CommandError(f"{prefix} is a sharded set: its shards' sidecars give the offsets and dtype")
+    shards = token_outputs.load_token_shards(prefix)
+    enc = _decode_encoding(args, shards.index.meta, prefix)
+    if args.doc is not None and not -shards.n_documents <= args.doc < shards.n_documents:
+        raise CommandError(f"--doc {args.doc} is out of range: {prefix} has {counted(shards.n_documents, 'document')}")
+    arrays = [shard.tokens for shard in shards.shards] if args.doc is None else [shards.document(args.doc)]
+    out = sys.stdout.buffer
+    for tokens in arrays:
+        for chunk_start in range(0, len(tokens), DECODE_CHUNK_TOKENS):
+            out.write(enc.decode_bytes(tokens[chunk_start:chunk_start + DECODE_CHUNK_TOKENS].tolist()))
     out.flush()
     return 0
 

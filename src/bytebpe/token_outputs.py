@@ -16,7 +16,9 @@ the sha256 of the official `.tiktoken` file, so the record can be checked agains
 """
 from __future__ import annotations
 
+import bisect
 import datetime
+import functools
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -46,6 +48,7 @@ __all__ = [
     "tokenizer_sha256",
     "load_token_files",
     "load_token_shards",
+    "load_tokens",
     "output_paths",
     "output_prefix",
     "prefix_of",
@@ -418,11 +421,11 @@ def load_token_files(prefix: str | os.PathLike[str]) -> TokenFiles:
     meta = read_meta(name)
     if meta is None and os.path.isfile(name + INDEX_SUFFIX):
         raise FileNotFoundError(f"{name} was written in shards ({name + INDEX_SUFFIX}): load them with "
-                                f"load_token_shards({name!r}), or one shard with load_token_files"
-                                f"({shard_prefix(name, 0)!r})")
+                                f"load_tokens({name!r}) or load_token_shards({name!r}), or one shard with "
+                                f"load_token_files({shard_prefix(name, 0)!r})")
     if meta is None and split_parts(name):
         raise FileNotFoundError(f"{name} was split into {' and '.join(split_parts(name))} (val_fraction): load "
-                                f"each of them")
+                                f"each of them, or both with load_tokens({name!r})")
     if meta is None:
         raise FileNotFoundError(f"{name + META_SUFFIX} not found: load_token_files needs the metadata that "
                                 f"bytebpe encode writes beside the tokens (older outputs have none; load "
@@ -534,6 +537,45 @@ class TokenShards:
         """The number of shards."""
         return len(self.shards)
 
+    @functools.cached_property
+    def _layout(self) -> tuple[list[tuple[int, int]], int]:
+        """([(global number of the first document that starts in shard k, k) for each shard where one
+        starts], the number of documents): a shard's first document continues the previous shard's last
+        when its record says so."""
+        starts, count = [], 0
+        for number, (record, shard) in enumerate(zip(self.index.shards, self.shards)):
+            new = len(shard) - (1 if record.continues else 0)
+            if new > 0:
+                starts.append((count, number))
+            count += new
+        return starts, count
+
+    @property
+    def n_documents(self) -> int:
+        """The documents of the set (one cut over shards counts once)."""
+        return self._layout[1]
+
+    def document(self, index: int) -> np.ndarray:
+        """The ids of document `index` of the whole set (negative counts from the end), its parts joined
+        when it was cut over shards."""
+        n = self.n_documents
+        if not -n <= index < n:
+            raise IndexError(f"document {index} is out of range: there are {n}")
+        index %= n
+        starts = self._layout[0]
+        first, number = starts[bisect.bisect_right(starts, (index, len(self.shards))) - 1]
+        shard = self.shards[number]
+        local = index - first + (1 if self.index.shards[number].continues else 0)
+        parts = [shard.document(local)]
+        following = number + 1
+        if local == len(shard) - 1:     # it may go on in the next shards
+            while following < len(self.shards) and self.index.shards[following].continues:
+                parts.append(self.shards[following].document(0))
+                if len(self.shards[following]) > 1:
+                    break
+                following += 1
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
     def documents(self) -> Iterator[np.ndarray]:
         """Every document's ids in order, those cut over shards joined again."""
         pending: list[np.ndarray] = []
@@ -548,6 +590,21 @@ class TokenShards:
                 pending = [span]
         if pending:
             yield pending[0] if len(pending) == 1 else np.concatenate(pending)
+
+
+def load_tokens(prefix: str | os.PathLike[str]) -> TokenFiles | TokenShards | dict[str, TokenFiles | TokenShards]:
+    """Whatever ``bytebpe encode -o PREFIX`` (or `encode_files(output=prefix)`) wrote there: one set
+    (`TokenFiles`), a sharded set (`TokenShards`: ``.document(i)`` numbers the documents of the whole set), or
+    for a split run ``{"train": ..., "val": ...}``, each of those."""
+    name = prefix_of(prefix)
+    if read_meta(name) is not None:
+        return load_token_files(name)
+    if read_index(name) is not None:
+        return load_token_shards(name)
+    parts = split_parts(name)
+    if parts:
+        return {part.rsplit(".", 1)[1]: load_tokens(part) for part in parts}  # type: ignore[misc]
+    return load_token_files(name)   # (raises, saying what is missing)
 
 
 def load_token_shards(prefix: str | os.PathLike[str]) -> TokenShards:
