@@ -156,6 +156,41 @@ def test_deepseek_on_generated_text(deepseek, deepseek_added, data):
     text = data.draw(texts_with(added[:3] + added[-3:] + ["<think>", "</think>"]))
     check_contract(enc, tok, [text])
 
+OFFSET_TEXTS = ["  a  b\n\n c ", " \t x", "é日本 😀 end", " Hello  world ", "x  ", "\u3000y\u3000", "<｜end▁of▁sentence｜> z"]
+
+
+@pytest.mark.parametrize("processor", [
+    {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},   # DeepSeek's own
+    {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+    {"type": "Sequence", "processors": [
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<｜begin▁of▁sentence｜>", "type_id": 0}},
+                                                  {"Sequence": {"id": "A", "type_id": 0}}],
+         "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+         "special_tokens": {"<｜begin▁of▁sentence｜>": {"id": "<｜begin▁of▁sentence｜>", "ids": [0],
+                                                        "tokens": ["<｜begin▁of▁sentence｜>"]}}}]},
+])
+def test_offsets_are_hfs_with_and_without_trimming(processor, deepseek, corpus_dir, tmp_path):
+    """HF's Encoding.offsets, the ByteLevel post-processor's trim_offsets included (it drops the spaces at
+    either end of a token's span, but one leading space of the first token where add_prefix_space put it)."""
+    document = json.loads(deepseek[1].to_str())
+    document["post_processor"] = processor
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    theirs = Tokenizer.from_file(str(path))
+    texts = OFFSET_TEXTS + [(corpus_dir / name).read_text(encoding="utf-8")[20_000:23_000]
+                            for name in ("english_prose.txt", "code.txt", "multilingual.txt")]
+    for add_special_tokens in (False, True):
+        ours = from_tokenizer_json(path, add_special_tokens=add_special_tokens)
+        for text in texts:
+            expected = theirs.encode(text, add_special_tokens=add_special_tokens)
+            ids, offsets = ours.encode_with_offsets(text, allowed_special="all")
+            assert ids == expected.ids and offsets == expected.offsets, (text, add_special_tokens)
+            array_ids, spans = ours.encode_with_offsets_to_numpy(text, allowed_special="all")
+            assert array_ids.tolist() == ids and spans.tolist() == [list(span) for span in offsets]
+
+
+
 
 @pytest.mark.parametrize("which", ["gpt2", "deepseek"])
 def test_encode_single_token_finds_every_token_as_hf_token_to_id_does(which, request):

@@ -908,6 +908,54 @@ class AddedTokens:
         return self._decode
 
 
+class _OffsetTrim:
+    """HF's ByteLevel post-processor with ``trim_offsets`` (byte_level.rs, `process_offsets`): each token's span
+    leaves out its leading and trailing spaces (characters that are the byte-level space or whitespace),
+    except one leading space of the first token when ``add_prefix_space`` put it there."""
+
+    def __init__(self, leading: Any, trailing: Any, add_prefix_space: bool) -> None:
+        self.leading, self.trailing, self.add_prefix_space = leading, trailing, add_prefix_space
+
+    @classmethod
+    def of(cls, processor: Any, model: _Model, tokens: list[_AddedToken]) -> _OffsetTrim | None:
+        """The trim the file's post-processor asks for (its ByteLevel, alone or in a Sequence), or None."""
+        found = [processor] if isinstance(processor, dict) and processor.get("type") == "ByteLevel" else [
+            inner for inner in (processor.get("processors") or [] if isinstance(processor, dict) else [])
+            if isinstance(inner, dict) and inner.get("type") == "ByteLevel"]
+        if not found or not found[0].get("trim_offsets", True):
+            return None
+        import numpy as np  # (only for a file that trims offsets)
+
+        size = 1 + max([*model.ids, *(token.id for token in tokens)], default=0)
+        leading, trailing = np.zeros(size, np.int64), np.zeros(size, np.int64)
+        for data, token_id in model.token_ids.items():     # byte characters: only the space byte is a space
+            leading[token_id] = len(data) - len(data.lstrip(b" "))
+            trailing[token_id] = len(data) - len(data.rstrip(b" "))
+        texts = {token_id: data.decode("utf-8") for token_id, data in model.decode_only.items()}
+        texts.update((token.id, token.content) for token in tokens)
+        for token_id, content in texts.items():
+            leading[token_id] = len(content) - len(content.lstrip(_HF_SPACES))
+            trailing[token_id] = len(content) - len(content.rstrip(_HF_SPACES))
+        return cls(leading, trailing, bool(found[0].get("add_prefix_space", True)))
+
+    def trimmed(self, ids: Any, spans: Any) -> Any:
+        import numpy as np
+
+        lead, trail = self.leading[ids], self.trailing[ids]
+        start, end = spans[:, 0].copy(), spans[:, 1].copy()
+        first = (np.arange(len(ids)) == 0) | (start == 0)
+        if self.add_prefix_space:
+            lead[first & (lead == 1)] = 0
+        start = np.where(lead > 0, np.minimum(start + lead, end), start)
+        end = np.where((trail > 0) & (end >= trail), np.maximum(end - trail, start), end)
+        return np.stack([start, end], axis=1)
+
+
+# What HF's trim counts as a space in a token's text: the byte-level space and Rust's char::is_whitespace.
+_HF_SPACES = "\u0120\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+             "\u2028\u2029\u202f\u205f\u3000"
+
+
 class TokenizerJsonEncoding(Encoding):
     """An `Encoding` read from an HF `tokenizer.json` (see `from_tokenizer_json`); pickles as its JSON."""
 
@@ -957,7 +1005,33 @@ class TokenizerJsonEncoding(Encoding):
         encoding._json_text = text
         encoding.add_special_tokens = add_special_tokens
         encoding.prefix_ids, encoding.suffix_ids = tuple(before), tuple(after)
+        encoding._offset_trim = _OffsetTrim.of(processor, model, tokens)
         return encoding
+
+    def _encode_with_offsets(self, text: str, allowed_special: Any, disallowed_special: Any, as_numpy: bool) -> Any:
+        """Encoding's, with the offsets trimmed as the file's ByteLevel post-processor trims them
+        (``trim_offsets``), so that they equal HF's ``Encoding.offsets``."""
+        if self.prefix_ids or self.suffix_ids:
+            # The post-processor's ids come from no character of the text: HF gives them (0, 0).
+            unwrapped = self.__dict__.get("_unwrapped")
+            if unwrapped is None:
+                unwrapped = self._unwrapped = TokenizerJsonEncoding._from_json_text(self._json_text, self.name)
+            inner_ids, inner_offsets = Encoding._encode_with_offsets(unwrapped, text, allowed_special,
+                                                                     disallowed_special, as_numpy=False)
+            ids = [*self.prefix_ids, *inner_ids, *self.suffix_ids]
+            offsets = [(0, 0)] * len(self.prefix_ids) + inner_offsets + [(0, 0)] * len(self.suffix_ids)
+            if as_numpy:
+                import numpy as np
+
+                ids, offsets = np.asarray(ids, np.uint32), np.asarray(offsets, np.int64).reshape(-1, 2)
+        else:
+            ids, offsets = super()._encode_with_offsets(text, allowed_special, disallowed_special, as_numpy)
+        if self._offset_trim is None or not len(ids):
+            return ids, offsets
+        import numpy as np  # (only for a file that trims offsets)
+
+        spans = self._offset_trim.trimmed(np.asarray(ids), np.asarray(offsets, dtype=np.int64).reshape(-1, 2))
+        return (ids, spans) if as_numpy else (ids, list(map(tuple, spans.tolist())))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (TokenizerJsonEncoding._from_json_text, (self._json_text, self.name, self.add_special_tokens))
