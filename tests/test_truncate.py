@@ -8,6 +8,7 @@ on its own first: every prefix longer than what pieces 1..i looked at starts wit
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -156,6 +157,16 @@ def test_truncate_left_with_special_tokens_follows_the_policy(allowed, tiktoken_
                                 disallowed_special=()) == expected, (text, budget)
     with pytest.raises(ValueError, match="disallowed special token"):
         enc.truncate("say <|endoftext|> then", 50, side="left")
+
+
+def test_truncate_left_after_an_allowed_special_token_and_a_huge_segment_stays_fast():
+    enc = bytebpe.get_encoding("cl100k_base")
+    text = "<|endoftext|>" + "word " * 400_000 + "<|endoftext|> end"
+    start = time.process_time()
+    kept = enc.truncate(text, 10, side="left", allowed_special="all")
+    assert time.process_time() - start < 2      # the special token's inside is not counted over 2 MB
+    assert enc.count(kept, allowed_special="all") <= 10 < enc.count(text[len(text) - len(kept) - 1:],
+                                                                     allowed_special="all")
 
 
 def test_truncate_left_reads_a_huge_text_only_near_its_end():

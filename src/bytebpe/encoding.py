@@ -423,8 +423,8 @@ class Encoding:
                     # whose text is then ordinary and may merge with the segment into fewer tokens.
                     found = start + cut
                     for inside in range(special_start + 1, start):
-                        if self.count(text[inside:], allowed_special=allowed_special,  # type: ignore[arg-type]
-                                      disallowed_special=()) <= max_tokens:
+                        if self._suffix_count(text, inside, end, parts, index, max_tokens - budget,
+                                              allowed_special, max_tokens) <= max_tokens:
                             found = inside
                             break
                     break
@@ -435,6 +435,26 @@ class Encoding:
                              "(text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace'))") from None
         _check_where_anchored(deferred_check, text[found:])
         return found
+
+    def _suffix_count(self, text: str, inside: int, end: int, parts: list[str], index: int, after: int,
+                      allowed_special: AllowedSpecial, max_tokens: int) -> int:
+        """``count(text[inside:])`` for a start inside the special token before segment `index` (which ends
+        at `end`; `after` tokens follow it): the text up to `end` counted alone, plus `after`, when its
+        special-token split still ends there (no special token in it runs on into the next one); the whole
+        suffix counted otherwise. (A head of ordinary text longer than its budget's tokens can hold is over
+        the budget without counting it.)"""
+        head = text[inside:end]
+        split = self._special_policy(allowed_special, ())[0]
+        if index + 1 < len(parts):
+            joined = split(head + parts[index + 1]) if split is not None else [head + parts[index + 1]]
+            if len(joined) < 2 or joined[-2] != parts[index + 1] or joined[-1]:
+                return self.count(text[inside:], allowed_special=allowed_special,  # type: ignore[arg-type]
+                                  disallowed_special=())
+        if len(head) > max(1, self._table.max_token_len) * (max_tokens - after) and (
+                split is None or len(split(head)) == 1):
+            return max_tokens + 1   # all ordinary, and more characters than its budget's tokens hold bytes
+        return self.count(head, allowed_special=allowed_special,  # type: ignore[arg-type]
+                          disallowed_special=()) + after
 
     def _longest_suffix(self, scanner: _Scanner, segment: str, budget: int) -> tuple[int, int]:
         """(start in characters, tokens) of the longest suffix of the ordinary text `segment` that fits. Only
