@@ -1,5 +1,6 @@
 """The documentation's cross-references resolve: every relative link in the Markdown files names a file that
-exists, and a `#section` in it a heading that file has; the README stays a front page (at most 250 lines)."""
+exists, and a `#section` in it a heading that file has; the README stays a front page (at most 250 lines),
+and its recipes run."""
 from __future__ import annotations
 
 import re
@@ -46,3 +47,12 @@ def test_the_planted_broken_link_is_found(tmp_path):
     targets = LINK.findall(page.read_text())
     assert targets == ["#title", "missing.md", "#nowhere"]
     assert "title" in headings(page) and "nowhere" not in headings(page)
+
+
+def test_the_readmes_recipes_run_as_written():
+    readme = (CHECKOUT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Recipes", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md#recipes", "exec"), namespace)     # noqa: S102 (the README's own code)
+    assert namespace["printed"] == "日本語 😀" and namespace["eot"] == 199999
