@@ -1162,7 +1162,6 @@ cdef class _PrefixSearch:
     cdef const PatternProgram* program
     cdef const ScanSpec* spec
     cdef PieceCacheCore* pieces
-    cdef PieceCacheCounts counts
     # The call's merge cache and pair memo, as encode has them (made on first use): its cached pieces point
     # into the text, which the caller holds for as long as this search lives.
     cdef MergeCache cache
@@ -1179,7 +1178,6 @@ cdef class _PrefixSearch:
         self.spec = &scanner.spec
         self.piece_cache = table.current_piece_cache() if use_cache else None
         self.pieces = self.piece_cache.core if self.piece_cache is not None else NULL
-        self.counts = PieceCacheCounts(0, 0, 0, 0)
         self.cache.input_bytes = input_bytes
         self.cache.counts = PieceCacheCounts(0, 0, 0, 0)
         self.cache.declined = False
@@ -1189,9 +1187,9 @@ cdef class _PrefixSearch:
     cdef int finish(self) except -1:
         """Add what the searches did with the piece cache to its figures."""
         if self.pieces != NULL:
-            self.pieces.add_counts(self.counts.lookups, self.counts.hits, self.counts.admitted,
-                                   self.counts.evictions)
-        self.counts = PieceCacheCounts(0, 0, 0, 0)
+            self.pieces.add_counts(self.cache.counts.lookups, self.cache.counts.hits, self.cache.counts.admitted,
+                                   self.cache.counts.evictions)
+        self.cache.counts = PieceCacheCounts(0, 0, 0, 0)
         return 0
 
     cdef int batch_tokens(self, const uint8_t* text, Py_ssize_t start, const Py_ssize_t* ends, Py_ssize_t count,
@@ -1230,9 +1228,6 @@ cdef class _PrefixSearch:
         has 3 to max_token_len bytes) merges into, found as _encode_scanned finds its ids: a whole token, the
         persistent piece cache, the call's merge cache (pieces the persistent one does not take), or merged
         with the call's pair memo."""
-        cdef uint64_t key[PIECE_CACHE_KEY_WORDS]
-        cdef bint persist
-        cdef CachedPiece* cached
         self.ids.clear()
         if size <= 2:
             if self.table.rank_of(piece, size) != NO_RANK:
@@ -1246,33 +1241,10 @@ cdef class _PrefixSearch:
                 return 1
         else:
             h = _hash_bytes(_head_word(piece, size), piece, size)
-        persist = self.pieces != NULL and _piece_cacheable(piece, size, True)
-        if persist:
-            piece_cache_key(piece, <uint32_t>size, <size_t>readable, key)
-            if _piece_cache_lookup(self.pieces, h, key, size, self.ids, self.counts):
-                return self.ids.size()
-        if not persist or self.cache.declined:
-            cached = _call_slot(self.cache, h)
-            if cached.hash == h and cached.length == size and _same_bytes(cached.piece, piece, size):
-                return cached.ids_count
-        if self.cache.memo_entries.empty():
-            _make_memo(self.cache)
-        if self.table.merge_piece(piece, size, self.ids, &self.cache.memo):
+        if _merge_through_caches(self.table, self.cache, self.pieces,
+                                 self.pieces != NULL and _piece_cacheable(piece, size, True), piece, size, readable,
+                                 h, self.cache.input_bytes, self.ids):
             _raise_missing_byte(PyBytes_FromStringAndSize(<const char*>piece, size))
-        if persist:
-            if _piece_cache_offer(self.pieces, h, key, size, self.ids.data(), self.ids.size(), self.counts):
-                return self.ids.size()
-            self.cache.declined = True     # turned away: the call's cache keeps it, and is asked from now on
-        cached = _call_slot(self.cache, h)
-        if self.cache.ids.size() + self.ids.size() > CACHE_MAX_IDS:
-            _reset_cache(self.cache, self.cache.input_bytes)
-            cached = &self.cache.slots[h & self.cache.mask]
-        cached.hash = h
-        cached.piece = piece
-        cached.length = <uint32_t>size
-        cached.ids_start = <uint32_t>self.cache.ids.size()
-        cached.ids_count = <uint32_t>self.ids.size()
-        self.cache.ids.insert(self.cache.ids.end(), self.ids.begin(), self.ids.end())
         return self.ids.size()
 
     cdef int longest_suffix(self, const uint8_t* text, Py_ssize_t n, Py_ssize_t budget, Py_ssize_t* s_out,
@@ -1426,6 +1398,51 @@ cdef inline int _reserve_for(vector[Rank]& out, Py_ssize_t text_bytes) except -1
     return 0
 
 
+cdef inline int _merge_through_caches(MergeTable table, MergeCache& cache, PieceCacheCore* pieces, bint persist,
+                                      const uint8_t* piece, Py_ssize_t size, Py_ssize_t readable, uint64_t h,
+                                      Py_ssize_t reset_bytes, vector[Rank]& out) except -1 nogil:
+    """Append the ids of `piece` (3+ bytes, not a whole token; hash `h`; `readable` bytes may be read from it)
+    to `out`: from the persistent cache `pieces` when `persist` and it holds the piece, else from the call's
+    merge cache, else merged with the call's pair memo and stored in whichever cache takes it (the call's
+    cache, when full, starts afresh sized for `reset_bytes`). Returns 1 when the piece holds a byte the
+    vocabulary lacks, else 0. Shared by encode's fused loop and the budget search, so both find the same ids
+    the same way."""
+    cdef uint64_t key[PIECE_CACHE_KEY_WORDS]
+    cdef CachedPiece* cached
+    cdef size_t before
+    if persist:
+        piece_cache_key(piece, <uint32_t>size, <size_t>readable, key)
+        if _piece_cache_lookup(pieces, h, key, size, out, cache.counts):
+            return 0
+    if not persist or cache.declined:
+        cached = _call_slot(cache, h)
+        if cached.hash == h and cached.length == size and _same_bytes(cached.piece, piece, size):
+            out.insert(out.end(), cache.ids.begin() + cached.ids_start,
+                       cache.ids.begin() + cached.ids_start + cached.ids_count)
+            return 0
+    if cache.memo_entries.empty():  # the call's first piece to merge: its memo is made now
+        _make_memo(cache)
+    before = out.size()
+    if table.merge_piece(piece, size, out, &cache.memo):
+        return 1
+    if persist:
+        if _piece_cache_offer(pieces, h, key, size, out.data() + before, out.size() - before, cache.counts):
+            return 0
+        # Turned away: the call's own cache keeps it, and is asked from now on after the persistent one.
+        cache.declined = True
+    cached = _call_slot(cache, h)
+    if cache.ids.size() + (out.size() - before) > CACHE_MAX_IDS:
+        _reset_cache(cache, reset_bytes)
+        cached = &cache.slots[h & cache.mask]
+    cached.hash = h
+    cached.piece = piece
+    cached.length = <uint32_t>size
+    cached.ids_start = <uint32_t>cache.ids.size()
+    cached.ids_count = <uint32_t>(out.size() - before)
+    cache.ids.insert(cache.ids.end(), out.begin() + before, out.end())
+    return 0
+
+
 cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const uint8_t* data, Py_ssize_t n,
                                 vector[Rank]& out, MergeCache& cache, PieceCacheCore* pieces) except -2 nogil:
     """The fused encode loop: scan pieces, look each up whole, merge the rest, append ids to `out`.
@@ -1445,16 +1462,13 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
     cdef Py_ssize_t waiting = 0
     cdef uint64_t heads[SCAN_BATCH]
     cdef uint64_t hashes[SCAN_BATCH]
-    cdef uint64_t key[PIECE_CACHE_KEY_WORDS]
     cdef Py_ssize_t start = 0, end, count, k, size
-    cdef size_t before
     cdef Rank rank
     cdef bint persist
     # Pieces of every script go to the persistent cache in calls (or batch groups) of up to
     # MULTIBYTE_PERSIST_MAX_CALL_BYTES; in larger ones, those ending in a multi-byte character go to the
     # call's own cache.
     cdef bint any_script = pieces != NULL and cache.input_bytes <= MULTIBYTE_PERSIST_MAX_CALL_BYTES
-    cdef CachedPiece* cached
     cdef const Slot* slots = table.slots.data()
     cdef const Slot* slot
     while start < n:
@@ -1502,38 +1516,9 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
                 start = end
                 continue
             persist = pieces != NULL and _piece_cacheable(data + start, size, any_script)
-            if persist:
-                piece_cache_key(data + start, <uint32_t>size, <size_t>(n - start), key)
-                if _piece_cache_lookup(pieces, hashes[k], key, size, out, cache.counts):
-                    start = end
-                    continue
-            if not persist or cache.declined:
-                cached = _call_slot(cache, hashes[k])
-                if cached.hash == hashes[k] and cached.length == size and _same_bytes(cached.piece, data + start, size):
-                    out.insert(out.end(), cache.ids.begin() + cached.ids_start,
-                               cache.ids.begin() + cached.ids_start + cached.ids_count)
-                    start = end
-                    continue
-            before = out.size()
-            if table.merge_piece(data + start, size, out, &cache.memo):
+            if _merge_through_caches(table, cache, pieces, persist, data + start, size, n - start, hashes[k], n,
+                                     out):
                 return start
-            if persist:
-                if _piece_cache_offer(pieces, hashes[k], key, size, out.data() + before, out.size() - before,
-                                      cache.counts):
-                    start = end
-                    continue
-                # Turned away: the call's own cache keeps it, and is asked from now on after the persistent one.
-                cache.declined = True
-                cached = _call_slot(cache, hashes[k])
-            if cache.ids.size() + (out.size() - before) > CACHE_MAX_IDS:
-                _reset_cache(cache, n)
-                cached = &cache.slots[hashes[k] & cache.mask]
-            cached.hash = hashes[k]
-            cached.piece = data + start
-            cached.length = <uint32_t>size
-            cached.ids_start = <uint32_t>cache.ids.size()
-            cached.ids_count = <uint32_t>(out.size() - before)
-            cache.ids.insert(cache.ids.end(), out.begin() + before, out.end())
             start = end
         out.insert(out.end(), whole_ids, whole_ids + waiting)
         waiting = 0
