@@ -103,6 +103,10 @@ cdef class MergeTable:
     # (_merge_char_starts.pxi); built on first use by text that is not all ASCII, then read-only.
     cdef vector[uint32_t] char_starts
     cdef bint char_starts_built
+    # Hashed 2- and 3-byte tokens and 4-byte substrings of every token: where a long piece may be cut
+    # (_merge_windows.pxi); built on the first such piece, then read-only.
+    cdef vector[uint64_t] span_grams
+    cdef bint span_grams_built
     cdef Py_ssize_t non_ascii_chars     # characters of non-ASCII text encoded before the build
 
     # Pure lookups: never allocate, never fail.
@@ -115,6 +119,9 @@ cdef class MergeTable:
     # Like encode_piece, for a piece already known not to be a whole token. It picks the merge strategy;
     # the strategies are module-level functions of the table (_merge_*.pxi, _core.pyx's docstring).
     cdef int merge_piece(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
+                         PairMemo* memo) except -1 nogil
+    # merge_piece without cutting a long piece into windows (_merge_windows.pxi): one merge of all of it.
+    cdef int merge_whole(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
                          PairMemo* memo) except -1 nogil
     cdef Rank _pair_rank(self, PairMemo* memo, const uint8_t* data, Py_ssize_t n, Rank left,
                          Rank right) noexcept nogil

@@ -20,7 +20,9 @@ MergeTable (the vocabulary; shared read-only by every thread)
   BUCKETS_MIN_BYTES (one bucket per rank: a long piece has many pairs of few ranks; shorter pieces merge
   faster by heap, so buckets start at 256); `_merge_run`
   (_merge_run.pxi) from RUN_MIN_BYTES for pieces that repeat one byte (runs of equal tokens, in memory of a
-  few runs rather than of every byte). `_merge_by_pair_rank` (_merge_pair_rank.pxi) is the pair-rank
+  few runs rather than of every byte); from WINDOWS_MIN_BYTES, `_merge_in_windows` (_merge_windows.pxi)
+  first cuts the piece where no token can span the cut and merges each window alone, so that the state is
+  a window's, not the piece's (the proof is in that file). `_merge_by_pair_rank` (_merge_pair_rank.pxi) is the pair-rank
   rule's scan/heap, with a dense table of the 65,536 byte pairs for its first lookups, a Bloom filter of
   the listed pairs in front of the pair table (`_maybe_merge`), and both neighbours' lookups prefetched
   before either is read (the pair table is megabytes: its lookups miss the cache); it uses `_merge_run`
@@ -230,7 +232,8 @@ BUNDLED_VOCAB_MAGIC = b"bytebpe vocab 1\n"
 # The shared limits (_shared.pxd) and the merge thresholds above, as Python ints: training.py and the tests
 # read them here. (A C constant cannot also be a Python name of the module, hence globals().)
 for _name, _value in (("MAX_TOKEN_ID", MAX_TOKEN_ID), ("SCAN_BATCH", SCAN_BATCH),
-                      ("SCAN_MAX_BYTES", SCAN_MAX_BYTES), ("BUCKETS_MIN_BYTES", BUCKETS_MIN_BYTES)):
+                      ("SCAN_MAX_BYTES", SCAN_MAX_BYTES), ("BUCKETS_MIN_BYTES", BUCKETS_MIN_BYTES),
+                      ("WINDOWS_MIN_BYTES", WINDOWS_MIN_BYTES), ("WINDOW_BYTES", WINDOW_BYTES)):
     globals()[_name] = _value
 
 
@@ -651,6 +654,20 @@ cdef class MergeTable:
         if n <= 0:
             return 0
         if self.by_pair_rank:   # one predictable branch per merged piece for tiktoken's rule
+            if n >= WINDOWS_MIN_BYTES:
+                return _merge_in_windows(self, data, n, out, memo)
+            return _merge_by_pair_rank(self, data, n, out)
+        if n <= SCAN_MAX_BYTES:
+            return _merge_by_scan(self, data, n, out, memo)
+        if n >= WINDOWS_MIN_BYTES:
+            return _merge_in_windows(self, data, n, out, memo)
+        return self.merge_whole(data, n, out, memo)
+
+    cdef int merge_whole(self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
+                         PairMemo* memo) except -1 nogil:
+        if n <= 0:
+            return 0
+        if self.by_pair_rank:
             return _merge_by_pair_rank(self, data, n, out)
         if n <= SCAN_MAX_BYTES:
             return _merge_by_scan(self, data, n, out, memo)
@@ -1006,13 +1023,41 @@ cdef class MergeTable:
             _raise_missing_byte(piece)
         return out
 
-    def merge_bytes(self, bytes piece not None):
+    def merge_bytes(self, bytes piece not None, *, bint windows=True):
         """The merge loop alone over `piece` from its single bytes, without first looking it up whole (tiktoken's
-        `byte_pair_encode`: a token that no sequence of merges makes is not found); [] for b""."""
+        `byte_pair_encode`: a token that no sequence of merges makes is not found); [] for b"". With
+        `windows=False`, a long piece is merged whole instead of window by window (_merge_windows.pxi)."""
         cdef vector[Rank] out
-        if self.merge_piece(<const uint8_t*>PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece), out, NULL):
+        cdef const uint8_t* data = <const uint8_t*>PyBytes_AS_STRING(piece)
+        cdef int missing
+        if windows:
+            missing = self.merge_piece(data, PyBytes_GET_SIZE(piece), out, NULL)
+        else:
+            missing = self.merge_whole(data, PyBytes_GET_SIZE(piece), out, NULL)
+        if missing:
             _raise_missing_byte(piece)
         return out
+
+    def window_cuts(self, bytes piece not None):
+        """The offsets where merge_bytes cuts `piece` into windows (_merge_windows.pxi); [] below
+        WINDOWS_MIN_BYTES."""
+        cdef const uint8_t* data = <const uint8_t*>PyBytes_AS_STRING(piece)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(piece), start = 0
+        cuts = []
+        _build_span_grams(self)
+        while start < n:
+            start = _window_end(self, data, start, n)
+            if start < n:
+                cuts.append(start)
+        return cuts
+        _build_span_grams(self)
+        while n - start >= WINDOWS_MIN_BYTES:
+            cut = _next_cut(self, data, start + WINDOW_BYTES, n)
+            if cut < 0:
+                break
+            cuts.append(cut)
+            start = cut
+        return cuts
 
 
 # ==== the merge strategies and the .tiktoken parser, one file each ====================================
@@ -1028,6 +1073,7 @@ include "_merge_heap.pxi"
 include "_merge_buckets.pxi"
 include "_merge_run.pxi"
 include "_merge_pair_rank.pxi"
+include "_merge_windows.pxi"
 
 
 cdef struct CachedPiece:
