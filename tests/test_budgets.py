@@ -244,13 +244,19 @@ def test_prefill_takes_a_prompt_whose_last_character_the_next_step_completes():
 def test_a_bad_id_fails_the_step_and_leaves_the_stream_as_it_was():
     stream = CL100K.decode_stream()
     stream.step(SPLITTING[0])
-    for bad in ([10**9], [-1], ["x"]):
+    for bad in ([10**9], [-1], ["x"], 10**9, -1, 2**32, 2**64, -(2**70)):
         with pytest.raises(Exception) as stepped:
             stream.step(bad)
         with pytest.raises(type(stepped.value)):
-            CL100K.decode(bad)
+            CL100K.decode(bad if isinstance(bad, list) else [bad])
         assert stream.pending == b"\xe6"
     assert stream.step(SPLITTING[1:3]) == "日"
+
+
+def test_a_stream_shows_its_error_handler_and_unfinished_bytes():
+    stream = CL100K.decode_stream(errors="strict")
+    stream.step(SPLITTING[0])
+    assert repr(stream) == "DecodeStream(errors='strict', pending=b'\\xe6')"
 
 
 def test_bad_error_handlers_are_refused_when_the_stream_is_made():

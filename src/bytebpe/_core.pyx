@@ -68,7 +68,7 @@ from cpython.buffer cimport (PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE, P
                              PyObject_GetBuffer)
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
-from cpython.long cimport PyLong_FromUnsignedLong
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_FromUnsignedLong
 from cpython.ref cimport PyObject, Py_INCREF
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)    # safe on an untracked object too
@@ -2009,16 +2009,19 @@ cdef class CoreBPE:
     # ---- decoding ---------------------------------------------------------------------------------------
 
     cdef Py_ssize_t _check_id(self, object token) except -1:
+        cdef int overflow = 0
+        cdef long long value
         if not isinstance(token, int):
             try:
                 token = token.__index__()    # numpy integers
             except AttributeError:
                 raise TypeError(f"token ids must be int, got {type(token).__name__}: {token!r}") from None
-        if token < 0 or token > 0xFFFFFFFF:
+        value = PyLong_AsLongLongAndOverflow(token, &overflow)     # C compares: a step of decode_stream
+        if overflow or value < 0 or value > 0xFFFFFFFF:
             raise TokenIdOverflowError(f"invalid token id {token}: not a 32-bit unsigned integer")
-        if token > MAX_TOKEN_ID:
+        if value > MAX_TOKEN_ID:
             raise InvalidTokenError(f"invalid token id {token}: not in this vocabulary")
-        return token
+        return <Py_ssize_t>value
 
     cdef bytes _special_token_bytes(self, Py_ssize_t token):
         try:
@@ -2558,7 +2561,7 @@ cdef class DecodeStream:
         return PyBytes_FromStringAndSize(<const char*>self.buffer.data(), self.buffer.size())
 
     def __repr__(self):
-        return f"DecodeStream(errors={self.errors!r}, pending_bytes={self.buffer_bytes!r})"
+        return f"DecodeStream(errors={self.errors!r}, pending={self.pending!r})"
 
     def __reduce__(self):
         raise TypeError("a DecodeStream cannot be pickled; make a new one with Encoding.decode_stream()")
