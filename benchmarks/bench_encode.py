@@ -7,6 +7,7 @@ Every comparison is checked for identical ids before anything is timed; any diff
 non-zero exit and the first differing position. Tables are Markdown, ready to paste into the README.
 
     BYTEBPE_DATA_DIR=../shared/vocab python benchmarks/bench_encode.py            # full run, < 5 min
+    python benchmarks/bench_encode.py --quick   # a fresh clone: bundled vocabularies, the shipped sample corpus
     BYTEBPE_DATA_DIR=../shared/vocab python benchmarks/bench_encode.py --quick    # smoke test, < 1 min
     BYTEBPE_DATA_DIR=../shared/vocab python benchmarks/bench_encode.py --sections peers --peers gigatoken
 
@@ -100,13 +101,39 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def vocab_dir_from_env() -> Path:
-    """The first BYTEBPE_DATA_DIR entry that holds the vocabularies (bytebpe reads the same variable)."""
+def vocab_dir_from_env(fresh_clone_dir: Path | None = None) -> Path:
+    """The first BYTEBPE_DATA_DIR entry that holds the vocabularies (bytebpe reads the same variable); without
+    BYTEBPE_DATA_DIR (a fresh clone), `fresh_clone_dir` filled with the original files of the vocabularies
+    bytebpe bundles (OpenAI's .tiktoken files and GPT-2's encoder.json / vocab.bpe, byte for byte)."""
     raw = os.environ.get("BYTEBPE_DATA_DIR", "")
+    if not raw and fresh_clone_dir is not None:
+        from bytebpe.tiktoken_cache import original_files
+
+        for name in ENCODING_SPECS:
+            for file, data in original_files(name).items():
+                (fresh_clone_dir / file.filename).write_bytes(data)
+        return fresh_clone_dir
     for entry in raw.split(os.pathsep):
         if entry and (Path(entry) / "cl100k_base.tiktoken").is_file():
             return Path(entry)
     sys.exit(f"bench_encode: BYTEBPE_DATA_DIR={raw!r} holds no cl100k_base.tiktoken; point it at the vocabularies")
+
+
+def corpus_dir_for(args: argparse.Namespace, vocab_dir: Path) -> Path:
+    """--corpus-dir, else the corpora beside BYTEBPE_DATA_DIR's vocabularies, else (a fresh clone) the sample
+    corpus the package ships, whose three files stand in for the default corpora."""
+    if args.corpus_dir:
+        return args.corpus_dir
+    if os.environ.get("BYTEBPE_DATA_DIR"):
+        return vocab_dir.parent / "corpus"
+    from bytebpe.bench import SAMPLE_DIR
+
+    if args.corpora == DEFAULT_CORPORA:
+        args.corpora = ["english.txt", "code.txt", "multilingual.txt"]
+    # 0.12-0.16 MB each: every section's slices scaled down to fit (the header prints the sizes; small slices
+    # make rough figures, but the same ones for every library).
+    args.mb, args.peer_mb, args.priming_mb = min(args.mb, 0.03), min(args.peer_mb, 0.02), 0.04
+    return Path(SAMPLE_DIR)
 
 
 def link_offline_tiktoken_cache(vocab_dir: Path, cache_dir: Path) -> None:
@@ -217,10 +244,11 @@ def check_sample(encoding: str, corpus: str, libs: dict[str, Any], text: str, do
     references: dict[str, Any] = {"sample": expected}
     require_identical(f"{label}: bytebpe.encode_ordinary vs tiktoken", expected, ours.encode_ordinary(text),
                       theirs.decode)
-    require_identical(f"{label}: bytebpe.encode_to_numpy", expected, ours.encode_to_numpy(text).tolist(),
-                      theirs.decode)
-    require_identical(f"{label}: tiktoken.encode_to_numpy", expected, theirs.encode_to_numpy(text).tolist(),
-                      theirs.decode)
+    # encode_to_numpy as encode_ordinary (special tokens' text is ordinary: the sample code holds "<|endoftext|>").
+    require_identical(f"{label}: bytebpe.encode_to_numpy", expected,
+                      ours.encode_to_numpy(text, disallowed_special=()).tolist(), theirs.decode)
+    require_identical(f"{label}: tiktoken.encode_to_numpy", expected,
+                      theirs.encode_to_numpy(text, disallowed_special=()).tolist(), theirs.decode)
     for name, documents in (("batch documents", docs), ("short documents", short_docs)):
         serial = [theirs.encode_ordinary(doc) for doc in documents]
         require_identical_batches(f"{label}, {name}: bytebpe loop vs tiktoken loop", serial,
@@ -284,7 +312,7 @@ def timed_calls(lib_name: str, enc: Any, text: str, docs: list[str], short_docs:
         }
     return {
         "single": lambda: enc.encode_ordinary(text),
-        "numpy": lambda: enc.encode_to_numpy(text),
+        "numpy": lambda: enc.encode_to_numpy(text, disallowed_special=()),
         # Each library with its default num_threads (8); bytebpe caps its pool at the usable cores.
         "batch": lambda: enc.encode_ordinary_batch(docs),
         "loop": lambda: [enc.encode_ordinary(doc) for doc in docs],
@@ -516,7 +544,7 @@ def print_numpy(results: list[dict[str, Any]]) -> None:
         ours, theirs = mb_per_s(r, "numpy", "bytebpe"), mb_per_s(r, "numpy", "tiktoken")
         rows.append([r["encoding"], r["corpus"], fmt(ours), fmt(theirs), ratio(ours, theirs),
                      ratio(ours, mb_per_s(r, "single", "bytebpe"))])
-    print_table("2. One text to a uint32 array: `encode_to_numpy(text)`",
+    print_table("2. One text to a uint32 array: `encode_to_numpy(text, disallowed_special=())`",
                 ["encoding", "corpus", "bytebpe MB/s", "tiktoken MB/s", "ratio", "bytebpe numpy / bytebpe list"],
                 rows)
 
@@ -663,9 +691,9 @@ def _bytebpe_peer(encoding: str, vocab_dir: Path) -> Peer:
 
     return Peer("bytebpe", bytebpe.__version__, make,
                 lambda enc, text: enc.encode_ordinary(text),
-                lambda enc, text: enc.encode_to_numpy(text),
+                lambda enc, text: enc.encode_to_numpy(text, disallowed_special=()),
                 lambda enc, docs: enc.encode_ordinary_batch(docs, num_threads=BATCH_THREADS),
-                lambda enc, docs: enc.encode_batch_to_numpy(docs, num_threads=BATCH_THREADS),
+                lambda enc, docs: enc.encode_batch_to_numpy(docs, num_threads=BATCH_THREADS, disallowed_special=()),
                 primed=True, note=f"piece cache {cache_bytes / 2**20:g} MiB, emptied before each run")
 
 
@@ -674,7 +702,7 @@ def _tiktoken_peer(encoding: str, vocab_dir: Path) -> Peer:
 
     return Peer("tiktoken", _version("tiktoken"), lambda: tiktoken.get_encoding(encoding),
                 lambda enc, text: enc.encode_ordinary(text),
-                lambda enc, text: enc.encode_to_numpy(text),
+                lambda enc, text: enc.encode_to_numpy(text, disallowed_special=()),
                 lambda enc, docs: enc.encode_ordinary_batch(docs, num_threads=BATCH_THREADS),
                 note="no state across calls")
 
@@ -885,8 +913,13 @@ def measure_peers_on(encoding: str, corpus: str, path: Path, peers: list[Peer], 
     """Check, then time, every peer on unseen slices of one corpus (layout in the section comment)."""
     print(f"[peers: {encoding} / {corpus}]", file=sys.stderr, flush=True)
     start = args.mb     # the sections above encoded the first --mb MB: this section starts after them
-    priming = read_range(path, start, PRIMING_MB)
-    start += PRIMING_MB
+    priming_mb = getattr(args, "priming_mb", PRIMING_MB)
+    # The special tokens' text left out of the priming, for every library alike: gigatoken refuses to encode
+    # it as ordinary text, and a library that primed on nothing would be timed cold.
+    priming = read_range(path, start, priming_mb)
+    for special in bytebpe.get_encoding(encoding).special_tokens_set:
+        priming = priming.replace(special, "")
+    start += priming_mb
     slices = [read_range(path, start + r * args.peer_mb, args.peer_mb) for r in range(args.repeat)]
     start += args.repeat * args.peer_mb
     rng = random.Random(13)     # the same documents every run
@@ -900,7 +933,7 @@ def measure_peers_on(encoding: str, corpus: str, path: Path, peers: list[Peer], 
     result: dict[str, Any] = {
         "encoding": encoding, "corpus": corpus, "slice_bytes": slice_bytes, "batch_bytes": batch_bytes,
         "batch_docs": [len(docs) for docs in batches], "tokens": [len(ids) for ids in expected_single],
-        "rates": {}, "excluded": {}, "isolation": args.isolation}
+        "rates": {}, "excluded": {}, "isolation": args.isolation, "priming_mb": priming_mb}
     workload = PeerWorkload(slices, slice_bytes, batches, batch_bytes, priming, args.scaling_turns)
     for peer in peers:
         kinds = []
@@ -1004,7 +1037,7 @@ def measure_scaling(peer: Peer, batches: Sequence[list[str]], batch_bytes: Seque
     calls = {
         "loop_list": lambda enc, docs: [enc.encode_ordinary(doc) for doc in docs],
         "batch_list": peer.batch_list,
-        "loop_numpy": lambda enc, docs: [enc.encode_to_numpy(doc) for doc in docs],
+        "loop_numpy": lambda enc, docs: [enc.encode_to_numpy(doc, disallowed_special=()) for doc in docs],
         "batch_numpy": peer.batch_numpy,
     }
     best = dict.fromkeys(calls, 0.0)
@@ -1069,7 +1102,8 @@ def print_peer_tables(results: list[dict[str, Any]], peer_notes: dict[str, str],
         print_table(title, ["encoding", "corpus", "tiktoken MB/s",
                             *[f"{name} {variant}" for name, variant in columns]], rows, note=note)
 
-    print(f"\n# Peers on text the process has not seen ({PRIMING_MB:g} MB priming, "
+    priming_mb = results[0]["priming_mb"] if results else PRIMING_MB
+    print(f"\n# Peers on text the process has not seen ({priming_mb:g} MB priming, "
           f"{results[0]['slice_bytes'][0] / MB:.2f} MB slices)" if results else "")
     if results:
         print("\nEvery library's timings ran in " + (
@@ -1078,7 +1112,7 @@ def print_peer_tables(results: list[dict[str, Any]], peer_notes: dict[str, str],
     table("list", single_columns, "tiktoken list fresh",
           "9. One thread, list output, unseen text: × tiktoken `encode_ordinary` (MB/s)",
           "Each run: a fresh object and a slice nothing in the process has encoded; best of the slices. "
-          f"primed = that fresh object first encoded {PRIMING_MB:g} MB of other text from the same file. "
+          f"primed = that fresh object first encoded {priming_mb:g} MB of other text from the same file. "
           "* = the call used more than 1.3 CPUs (CPU time / wall time).")
     table("numpy", [("bytebpe", "fresh"), ("bytebpe", "primed"), ("gigatoken", "fresh"), ("gigatoken", "primed"),
                     ("quicktok", "fresh"), ("tiktoken", "fresh")], "tiktoken list fresh",
@@ -1108,7 +1142,7 @@ def print_peer_tables(results: list[dict[str, Any]], peer_notes: dict[str, str],
                      "turns, each with a fresh object (piece cache emptied).")
     for r in results:
         if r.get("bytebpe_primed_hit_rate") is not None:
-            notes.append(f"bytebpe piece cache hit rate on an unseen slice after {PRIMING_MB:g} MB priming, "
+            notes.append(f"bytebpe piece cache hit rate on an unseen slice after {r['priming_mb']:g} MB priming, "
                          f"{r['encoding']} / {r['corpus']}: {100 * r['bytebpe_primed_hit_rate']:.1f}%")
         for name, seconds in r.get("first_call_seconds", {}).items():
             if seconds < 1e-3:
@@ -1166,7 +1200,7 @@ def run(args: argparse.Namespace, vocab_dir: Path) -> dict[str, Any]:
     """Everything after the offline tiktoken cache is in place; returns the raw numbers."""
     import tiktoken  # only now: TIKTOKEN_CACHE_DIR is set
 
-    corpus_dir = args.corpus_dir or vocab_dir.parent / "corpus"
+    corpus_dir = corpus_dir_for(args, vocab_dir)
     versions = {"bytebpe": bytebpe.__version__, "tiktoken": _version("tiktoken"),
                 "tokenizers": _version("tokenizers")}
     hf_gpt2, hf_missing = huggingface_gpt2(vocab_dir) if "gpt2" in args.encodings else (None, "")
@@ -1217,9 +1251,10 @@ def _version(module_name: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
-    vocab_dir = vocab_dir_from_env()
     try:
-        with tempfile.TemporaryDirectory(prefix="bench-tiktoken-cache-") as cache_dir:
+        with tempfile.TemporaryDirectory(prefix="bench-tiktoken-cache-") as cache_dir, \
+                tempfile.TemporaryDirectory(prefix="bench-vocabularies-") as fresh_clone_dir:
+            vocab_dir = vocab_dir_from_env(Path(fresh_clone_dir))
             link_offline_tiktoken_cache(vocab_dir, Path(cache_dir))
             raw = run(args, vocab_dir)
     except Mismatch as mismatch:

@@ -232,6 +232,23 @@ def test_bench_collector_times_list_batches_with_the_collector_on_after_checking
         assert float(row.split(" | ")[3]) > 0 and float(row.split(" | ")[4]) > 0    # bytebpe, tiktoken MB/s
 
 
+def test_bench_encode_runs_on_a_fresh_clone_with_the_bundled_vocabularies_and_sample(tmp_path):
+    # No BYTEBPE_DATA_DIR, no corpus: the vocabularies' original files are written from the bundled ones and
+    # the package's sample corpus stands in (its code holds special tokens' text, which gigatoken refuses).
+    pytest.importorskip("tiktoken")
+    raw = tmp_path / "raw.json"
+    env = {key: value for key, value in os.environ.items() if key not in ("BYTEBPE_DATA_DIR", "TIKTOKEN_CACHE_DIR")}
+    finished = subprocess.run(
+        [sys.executable, str(BENCH_ENCODE), "--quick", "--sections", "peers", "--isolation", "none",
+         "--peers", "--json", str(raw)], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert f"corpora: {bench.SAMPLE_DIR}" in finished.stdout
+    peers = json.loads(raw.read_text())["peers"]
+    assert [r["corpus"] for r in peers] == ["english.txt", "code.txt", "multilingual.txt"]
+    for result in peers:
+        assert result["rates"]["bytebpe list fresh"]["mb_per_s"] > 0 and result["excluded"] == {}
+
+
 def test_bench_encode_times_each_library_in_a_process_of_its_own(data_dir, corpus_dir, tmp_path):
     # The default of a full run (--quick turns it off): bytebpe was measured 15-20% slower in a process where
     # another library had encoded text before it, so each library's timings run in a spawned interpreter.

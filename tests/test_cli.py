@@ -60,7 +60,7 @@ def test_every_subcommand_runs_as_python_m_and_through_the_entry_point_alike(
         "count": ["count", str(small_jsonl), "--encoding", "gpt2", "-q"],
         "decode": ["decode", str(tmp_path / "o.tokens.npy"), "--encoding", "gpt2", "--doc", "2"],
         "download": ["download", "gpt2", "cl100k_base"],
-        "verify": ["verify", "--against", "tiktoken", str(small_jsonl), "--encoding", "gpt2"],
+        "verify": ["verify", "--against", "tiktoken", str(small_jsonl), "--encoding", "gpt2", "-q"],
         "bench": ["bench", str(small_jsonl), "--encoding", "gpt2", "--repeat", "1"],
     }[command]
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tiktoken_cache))
@@ -172,8 +172,10 @@ def test_errors_exit_1_with_one_line_and_no_traceback(tmp_path, small_jsonl, cap
     assert list(tmp_path.iterdir()) == []
 
 
-def test_usage_errors_exit_2(small_jsonl):
-    assert run("encode", str(small_jsonl), "-o", "o").returncode == 2           # neither --encoding nor --tokenizer
+def test_usage_errors_exit_2(small_jsonl, tmp_path):
+    both = run("encode", str(small_jsonl), "--encoding", "gpt2", "--tokenizer", str(small_jsonl), "-o", "o")
+    assert both.returncode == 2 and b"not both" in both.stderr
+    assert run("count", str(small_jsonl), "--encoding", "gpt2", "--tokenizer", str(small_jsonl)).returncode == 2
     assert run("encode", str(small_jsonl), "--encoding", "gpt2").returncode == 2  # no --output
     assert run("encode", str(small_jsonl), "--encoding", "gpt2", "-o", "o", "--workers", "0").returncode == 2
     assert run("frobnicate").returncode == 2
@@ -640,10 +642,11 @@ def test_count_pieces_summary_and_progress_bars_show_their_totals(tmp_path, corp
     # ... and it ends at the merges done when the corpus runs out of pairs first: "abc", " abd" allow
     # ab, then " ab", abc, " abd" (count 1 each, smallest ids first).
     (tmp_path / "tiny.txt").write_text("abc abd", encoding="utf-8")
-    with pytest.warns(UserWarning, match="only 4 merges"):
-        assert cli.main(["train", str(tmp_path / "tiny.txt"), "--vocab-size", "300", "-o", str(tmp_path / "u.json")]) == 0
+    assert cli.main(["train", str(tmp_path / "tiny.txt"), "--vocab-size", "300", "-o", str(tmp_path / "u.json")]) == 0
     err = capsys.readouterr().err
     assert f"/{tqdm.format_sizeof(7)} " in err and " 4/44 " in err
+    # The warning is a line in the command's words, not Python's file:line and source.
+    assert "\nbytebpe train: warning: the corpus allows only 4 merges" in err and "UserWarning" not in err
     # -q: no bar, no summary.
     assert cli.main(["count-pieces", str(corpus), "-o", str(tmp_path / "b.counts"), "-q"]) == 0
     assert capsys.readouterr() == ("", "")
@@ -747,3 +750,75 @@ def test_counts_in_messages_are_singular_for_one():
 def test_dir_of_the_package_lists_the_names_imported_on_first_use():
     assert {"train", "encode_files", "load_tokenizer", "from_tokenizer_json", "count_pieces"} <= set(dir(bytebpe))
     assert set(bytebpe.__all__) <= set(dir(bytebpe))
+
+
+def test_every_command_takes_quiet():
+    parser = cli._parser()
+    for name, command in parser._subparsers._group_actions[0].choices.items():
+        assert any("-q" in action.option_strings for action in command._actions), f"bytebpe {name} has no -q"
+
+
+def test_the_encoding_rule_is_one_for_every_command(tmp_path, small_jsonl):
+    # Neither given: cl100k_base, said in the summary and recorded; both given: a usage error (above).
+    result = run("encode", str(small_jsonl), "-o", str(tmp_path / "o"))
+    assert result.returncode == 0 and b"encoding: cl100k_base (the default" in result.stderr
+    assert bytebpe.load_token_files(tmp_path / "o").meta.encoding == "cl100k_base"
+    counted_ = run("count", str(small_jsonl), "-q")
+    assert counted_.returncode == 0
+    tokens = int(counted_.stdout.decode().splitlines()[-1].split()[3].replace(",", ""))
+    assert tokens == bytebpe.load_token_files(tmp_path / "o").meta.tokens
+
+
+def test_outputs_that_cannot_be_written_are_refused_in_the_users_words(tmp_path, small_jsonl):
+    (tmp_path / "data.jsonl").write_text("{}", encoding="utf-8")
+    for output, message in [("-", "-o -: encode writes files"),
+                            (str(tmp_path / "data.jsonl" / "x"), "is a file, not a folder"),
+                            (str(tmp_path / "data.jsonl" / "deeper" / "x"), "is a file, not a folder"),
+                            ("/proc/bytebpe-test/x", "cannot write -o /proc/bytebpe-test/x")]:
+        result = run("encode", str(small_jsonl), "--encoding", "gpt2", "-o", output, "-q")
+        err = result.stderr.decode()
+        assert result.returncode == 1 and message in err and err.count("\n") == 1, err
+        assert "bytebpe-lock" not in err and "partial" not in err and "Errno" not in err
+    assert not list(tmp_path.glob("-*"))
+    result = run("train", str(small_jsonl), "--vocab-size", "300", "-o", "-", "-q")
+    assert result.returncode == 1 and b"-o -: this command writes a file" in result.stderr
+    result = run("train", str(small_jsonl), "--vocab-size", "300", "-o", "/proc/bytebpe-test.json", "-q")
+    assert result.returncode == 1 and b"cannot write -o /proc/bytebpe-test.json" in result.stderr
+    chunked = run("chunk", str(small_jsonl), "--encoding", "gpt2", "--max-tokens", "50", "-o", "-", "-q")
+    assert chunked.returncode == 0 and json.loads(chunked.stdout.splitlines()[0])["chunk"] == 0
+
+
+def test_train_writes_a_tiktoken_file_when_the_name_asks_for_one(tmp_path, small_jsonl):
+    result = run("train", str(small_jsonl), "--vocab-size", "400", "--special", "<|end|>", "--pattern", "o200k_base",
+                 "-o", str(tmp_path / "mine.tiktoken"))
+    err = result.stderr.decode()
+    assert result.returncode == 0 and "tiktoken's format" in err, err
+    assert run("train", str(small_jsonl), "--vocab-size", "400", "--special", "<|end|>", "--pattern", "o200k_base",
+               "-o", str(tmp_path / "mine.json"), "-q").returncode == 0
+    trained = bytebpe.load(tmp_path / "mine.json")
+    assert bytebpe.load_tiktoken_bpe(str(tmp_path / "mine.tiktoken")) == trained._mergeable_ranks
+    # The line printed says how to read it back with the same ids.
+    how = err.split("read it with ")[1].split(", or write")[0]
+    assert how == f"--tokenizer {tmp_path / 'mine.tiktoken'} --pattern o200k_base --special '<|end|>=399'"
+    assert run("encode", str(small_jsonl), *how.replace("'", "").split(), "-o", str(tmp_path / "a"), "-q").returncode == 0
+    assert run("encode", str(small_jsonl), "--tokenizer", str(tmp_path / "mine.json"), "-o", str(tmp_path / "b"),
+               "-q").returncode == 0
+    assert (bytebpe.load_token_files(tmp_path / "a").tokens == bytebpe.load_token_files(tmp_path / "b").tokens).all()
+
+
+def test_progress_bars_redraw_rarely_where_no_terminal_reads_them():
+    import io
+
+    from bytebpe.progress import LOG_REDRAW_SECONDS, progress_bar
+
+    logged = progress_bar(True, file=io.StringIO(), total=10)
+    assert logged.mininterval == LOG_REDRAW_SECONDS
+    logged.close()
+
+
+def test_verify_shows_progress_unless_quiet(small_jsonl, tiktoken_cache):
+    env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)}
+    shown = run("verify", str(small_jsonl), "--encoding", "gpt2", env_extra=env)
+    quiet = run("verify", str(small_jsonl), "--encoding", "gpt2", "-q", env_extra=env)
+    assert shown.returncode == quiet.returncode == 0 and shown.stdout == quiet.stdout
+    assert b"verify gpt2: 40 documents" in shown.stderr and quiet.stderr == b""

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
+import warnings
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -32,6 +34,7 @@ from .tiktoken_cache import export_tiktoken_cache
 from .token_files import token_dtype
 from .tokenizer_files import load_tokenizer_file
 from .training import check_train_arguments, pruning_note, resolve_pattern
+from .vocab_io import dump_tiktoken_bpe
 
 __all__ = ["main"]
 
@@ -53,8 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     # Rules across options that argparse cannot state; parser.error exits with status 2, as usage errors do.
-    if args.command == "encode" and (args.encoding is None) == (args.tokenizer is None):
-        parser.error("encode: give exactly one of --encoding NAME and --tokenizer FILE")
+    if args.command != "verify" and getattr(args, "encoding", None) and getattr(args, "tokenizer", None):
+        parser.error(f"{args.command}: give --encoding NAME or --tokenizer FILE, not both")
     if args.command == "train" and bool(args.inputs) == bool(args.from_counts):
         parser.error("train: give INPUT files to count, or --from-counts COUNTS files" if not args.inputs else
                      "train: INPUT files and --from-counts are mutually exclusive: give one or the other")
@@ -73,7 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "verify" and not args.encoding and not args.tokenizer:
         args.encoding = ["cl100k_base"]
     try:
-        with signals_raise():
+        with signals_raise(), warnings.catch_warnings():
+            # A warning is a line in the command's words, not Python's "file:line: UserWarning" and source.
+            warnings.showwarning = lambda message, *_: print(f"bytebpe {args.command}: warning: {message}",
+                                                              file=sys.stderr)
             return int(args.run(args) or 0)
     except KeyboardInterrupt:
         # Temporary files are gone already: every writer deletes its own on the way out.
@@ -106,16 +112,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _encode(args: argparse.Namespace) -> int:
     if args.address is not None and args.engine != "ray":
         raise CommandError("--address is for --engine ray")
+    output = _checked_prefix(args.output)
     enc = _encoding_of(args)
-    summary = datasets.encode_files(
-        args.inputs, encoding=enc, output=args.output, eot=_document_token(args.eot_token, args.eot),
-        bos=_document_token(args.bos_token, False), workers=args.workers, format=args.format,
-        progress=not args.quiet, fsync=args.fsync, val_fraction=args.val_fraction, seed=args.seed,
-        shard_tokens=args.shard_tokens, engine=args.engine, ray_address=args.address, max_tokens=args.max_tokens,
-        **_read_options(args))
+    try:
+        summary = datasets.encode_files(
+            args.inputs, encoding=enc, output=output, eot=_document_token(args.eot_token, args.eot),
+            bos=_document_token(args.bos_token, False), workers=args.workers, format=args.format,
+            progress=not args.quiet, fsync=args.fsync, val_fraction=args.val_fraction, seed=args.seed,
+            shard_tokens=args.shard_tokens, engine=args.engine, ray_address=args.address, max_tokens=args.max_tokens,
+            **_read_options(args))
+    except OSError as error:
+        if isinstance(error, FileNotFoundError) and not _writes_output(error, output):
+            raise   # an input that is not there: its own message names it
+        if _writes_output(error, output):
+            raise _output_error(error, output) from None
+        raise
     if args.quiet:
         _warn(summary.losses())
-    _say(summary.describe(), args)
+    _say(summary.describe() + ("" if args.encoding or args.tokenizer else
+                               f"\nencoding: {DEFAULT_ENCODING} (the default; --encoding NAME or --tokenizer FILE "
+                               f"for another)"), args)
     return 0
 
 
@@ -173,14 +189,17 @@ def _chunk(args: argparse.Namespace) -> int:
                 tally.documents += 1
         return written
 
-    if args.output is None:
+    if args.output is None or args.output == "-":
         written = write_chunks(sys.stdout)
     else:
         # Written whole or not at all: a temporary file beside the output, renamed over it at the end.
         output = _checked_output(args.output)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_partial_files(output)     # what a killed earlier run of this output left
-        fd, temporary = create_temporary_file(output)
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_partial_files(output)     # what a killed earlier run of this output left
+            fd, temporary = create_temporary_file(output)
+        except OSError as error:
+            raise _output_error(error, args.output) from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as stream:
                 written = write_chunks(stream)
@@ -338,9 +357,21 @@ def _train(args: argparse.Namespace) -> int:
     enc = train_from_counts(counts, args.vocab_size, special_tokens=special_tokens,
                             min_frequency=args.min_frequency, max_token_length=args.max_token_length, name=args.name,
                             progress=not args.quiet)
-    _write_output(output, enc.to_tokenizer_json if _names_hf_tokenizer_json(output) else enc.save)
-    _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids from {source}; wrote {output}"
-         + (" (a Hugging Face tokenizer.json)" if _names_hf_tokenizer_json(output) else ""), args)
+    if output.suffix == ".tiktoken":
+        # What the name asks for: tiktoken's format, which holds the ranks only.
+        _write_output(output, lambda path: dump_tiktoken_bpe(enc._table.ranks(), path))
+        split = f"--pattern {args.pattern}" if args.pattern else (
+            "--pat-str REGEX" if args.pat_str or args.from_counts else "--pattern cl100k_base")
+        specials = "".join(f" --special {shlex.quote(f'{token}={token_id}')}"
+                           for token, token_id in enc._special_tokens.items())
+        kept = (f"; its split pattern and special tokens are not in a .tiktoken file: read it with --tokenizer "
+                f"{shlex.quote(str(output))} {split}{specials}, or write FILE.json for bytebpe's own file")
+        _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids from {source}; wrote {output} (tiktoken's format: "
+             f"{len(enc._table.ranks()):,} ranks){kept}", args)
+    else:
+        _write_output(output, enc.to_tokenizer_json if _names_hf_tokenizer_json(output) else enc.save)
+        _say(f"trained {enc.name!r}: {enc.n_vocab:,} ids from {source}; wrote {output}"
+             + (" (a Hugging Face tokenizer.json)" if _names_hf_tokenizer_json(output) else ""), args)
     _warn([line for line in (note, tally.describe()) if line])
     return 0
 
@@ -389,7 +420,8 @@ def _verify(args: argparse.Namespace) -> int:
     failed = False
     for name, enc, reference, reference_name in targets:
         result = compare.verify_files(files, enc, reference, workers=workers, field=args.field, lines=args.lines,
-                                      skip_bad=args.skip_bad, errors=args.errors, reference_name=reference_name)
+                                      skip_bad=args.skip_bad, errors=args.errors, reference_name=reference_name,
+                                      progress=not args.quiet, desc=f"verify {name}")
         if result.mismatch is not None:
             print(f"{name}: {result.mismatch.describe()}")
             failed = True
@@ -450,6 +482,7 @@ def _bench(args: argparse.Namespace) -> int:
     rows = []
     for file in files:
         priming = [text for path, texts in texts_of.items() if path != file.path for text in texts]
+        _say(f"bytebpe bench: timing {file.path.name} ...", args)
         try:
             rows += bench.bench_texts(file.path.name, texts_of[file.path], enc, peers, workers=workers,
                                       repeat=args.repeat, notes=notes, priming=priming)
@@ -513,7 +546,7 @@ def _encoding_of(args: argparse.Namespace) -> Encoding:
         raise CommandError("--add-special-tokens applies a Hugging Face tokenizer.json's post_processor: give "
                            "--tokenizer FILE")
     _refuse_tiktoken_options(args)
-    return registry.get_encoding(args.encoding)
+    return registry.get_encoding(args.encoding or DEFAULT_ENCODING)
 
 
 def _refuse_tiktoken_options(args: argparse.Namespace) -> None:
@@ -608,19 +641,61 @@ def _offsets_path_for(tokens: Path) -> Path:
 
 
 def _checked_output(path: str) -> Path:
-    """The output file of `train` / `count-pieces`, refused before any work when it cannot be one."""
+    """The output file of `train` / `count-pieces` / `chunk -o`, refused before any work when it cannot be one."""
+    if path == "-":
+        raise CommandError("-o -: this command writes a file, not standard output: give a file name")
     output = Path(path)
     if output.is_dir() or path.endswith(("/", os.sep)):
         raise CommandError(f"output {path!r} is a folder: give a file name")
+    _check_output_folder(output, path)
     return output
+
+
+def _checked_prefix(prefix: str) -> str:
+    """`encode -o PREFIX`, refused before any work when no files can be written under it."""
+    if prefix == "-":
+        raise CommandError("-o -: encode writes files (PREFIX.tokens.npy, PREFIX.offsets.npy, PREFIX.meta.json), "
+                           "not standard output: give a PREFIX such as out/data")
+    _check_output_folder(Path(prefix), prefix)
+    return prefix
+
+
+def _check_output_folder(output: Path, given: str) -> None:
+    """The folder an output goes in must be a folder (or not exist yet: it is made) that can be written."""
+    for folder in output.parents:
+        if folder.exists():
+            if not folder.is_dir():
+                raise CommandError(f"-o {given}: {str(folder)!r} is a file, not a folder")
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise CommandError(f"-o {given}: cannot write in the folder {str(folder)!r} (permission denied)")
+            return
+
+
+def _output_error(error: OSError, given: str) -> CommandError:
+    """An OSError met while writing the output `given`, in the user's words: the output they named, not the
+    lock or partial file bytebpe was writing beside it."""
+    reason = error.strerror or str(error)
+    return CommandError(f"cannot write -o {given}: {reason}")
+
+
+def _writes_output(error: OSError, given: str) -> bool:
+    """Whether `error` is about a file in the output's folder (its partial, lock or final files)."""
+    if error.filename is None:
+        return False
+    folder = os.path.dirname(os.path.abspath(given))
+    path = os.path.abspath(os.fsdecode(error.filename))
+    return path == folder or os.path.dirname(path) == folder
 
 
 def _write_output(output: Path, write: Callable[[Path], object]) -> None:
     """`write(output)` once its folder exists. The writers (`Encoding.save`, `save_piece_counts`) write
     atomically themselves (atomic_write.py): never a half-written file, even on Ctrl-C, and the leftovers of
     a killed earlier run of the same output are removed first."""
-    output.parent.mkdir(parents=True, exist_ok=True)
-    write(output)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        write(output)
+    except OSError as error:
+        raise _output_error(error, str(output)) from None
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -673,8 +748,15 @@ def _input_arguments(parser: argparse.ArgumentParser, required: bool = True, not
                         help="what - (standard input) holds (default: txt, one document)")
 
 
-def _encoding_arguments(parser: argparse.ArgumentParser, default: str | None = "cl100k_base", note: str = "") -> None:
-    parser.add_argument("--encoding", default=default,
+# The encoding of every command that tokenizes when neither --encoding nor --tokenizer is given (decode's is the
+# one the metadata records).
+DEFAULT_ENCODING = "cl100k_base"
+
+
+def _encoding_arguments(parser: argparse.ArgumentParser, default: str | None = DEFAULT_ENCODING,
+                        note: str = "") -> None:
+    # The default is applied by _encoding_of, so that giving both --encoding and --tokenizer can be refused.
+    parser.add_argument("--encoding", default=None,
                         help="encoding name" + (f" (default: {default})" if default else "") + note)
     parser.add_argument("--tokenizer", metavar="FILE",
                         help="a tokenizer file instead: from `bytebpe train`, a Hugging Face tokenizer.json, a "
@@ -743,7 +825,7 @@ def _parser() -> argparse.ArgumentParser:
     encode = commands.add_parser(
         "encode", help="encode datasets into PREFIX.tokens.npy + PREFIX.offsets.npy + PREFIX.meta.json")
     _input_arguments(encode)
-    _encoding_arguments(encode, default=None)
+    _encoding_arguments(encode)
     encode.add_argument("--output", "-o", required=True, metavar="PREFIX",
                         help="writes PREFIX.tokens.npy (or PREFIX.bin), PREFIX.offsets.npy and PREFIX.meta.json; "
                              "a trailing .tokens.npy/.npy (or .bin with --format bin) is dropped from PREFIX")
@@ -802,7 +884,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="char (default): cut between any two characters; piece: only where the split pattern "
                             "starts a piece (no word cut in half), unless one piece alone is over N")
     chunk.add_argument("--output", "-o", default=None, metavar="FILE",
-                       help="write the JSON lines here (whole or not at all); default: standard output")
+                       help="write the JSON lines here (whole or not at all); default (or -): standard output")
     chunk.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
     chunk.set_defaults(run=_chunk)
 
@@ -815,12 +897,16 @@ def _parser() -> argparse.ArgumentParser:
     decode.add_argument("--offsets", metavar="FILE", help="default: PREFIX.offsets.npy beside TOKENS")
     decode.add_argument("--dtype", choices=["uint16", "uint32"],
                         help=".bin files: the id type (default: uint16 when the vocabulary fits, else uint32)")
+    decode.add_argument("--quiet", "-q", action="store_true",
+                        help="nothing on stderr but errors (decode writes only the text, to stdout)")
     decode.set_defaults(run=_decode)
 
     info = commands.add_parser("info", help="what PREFIX.meta.json (or a sharded set's PREFIX.index.json) says "
                                             "about encoded token files")
     info.add_argument("prefix", metavar="PREFIX", help="the -o PREFIX of `bytebpe encode` (or one of its files)")
     info.add_argument("--json", action="store_true", help="print the metadata as JSON")
+    info.add_argument("--quiet", "-q", action="store_true",
+                      help="nothing on stderr but errors (info writes only its result, to stdout)")
     info.set_defaults(run=_info)
 
     train = commands.add_parser("train", help="learn a vocabulary from text files (or counts files) and save it")
@@ -833,7 +919,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--output", "-o", required=True, metavar="FILE",
                        help="the tokenizer file to write: a name ending in tokenizer.json (mine.tokenizer.json) "
                             "writes a Hugging Face tokenizer.json that HF tokenizers and transformers load with "
-                            "the same ids; any other name, bytebpe's own file (bytebpe.load)")
+                            "the same ids; one ending in .tiktoken, tiktoken's format (the ranks only: no split "
+                            "pattern or special tokens); any other name, bytebpe's own file (bytebpe.load)")
     _pattern_arguments(train, " (with --from-counts: the counts' own; if given, it must be that one)")
     train.add_argument("--special", action="append", metavar="TOKEN[=ID]", help="a special token (repeat)")
     train.add_argument("--min-frequency", type=_positive_int, default=1, metavar="N",
@@ -882,6 +969,7 @@ def _parser() -> argparse.ArgumentParser:
     _tiktoken_file_arguments(verify)
     _add_special_tokens_argument(verify)
     _workers_argument(verify)
+    verify.add_argument("--quiet", "-q", action="store_true", help="no progress bar (the verdicts still print)")
     verify.set_defaults(run=_verify)
 
     bench = commands.add_parser(
@@ -890,6 +978,7 @@ def _parser() -> argparse.ArgumentParser:
     _encoding_arguments(bench)
     _workers_argument(bench)
     bench.add_argument("--repeat", type=_positive_int, default=3, help="timed runs; the best counts")
+    bench.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr (the table still prints)")
     bench.set_defaults(run=_bench)
 
     export = commands.add_parser(

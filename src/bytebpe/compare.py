@@ -18,6 +18,7 @@ from . import bundled, registry
 from .datasets import iter_batches
 from .encoding import Encoding
 from .hf_json import tokenizer_json
+from .progress import progress_bar
 from .readers import BadDocumentError, InputFile
 from .tiktoken_cache import export_tiktoken_cache
 
@@ -187,29 +188,39 @@ def verify_files(
     *,
     workers: int,
     reference_name: str = "tiktoken",
+    progress: bool = False,
+    desc: str = "verify",
     **read_options: Any,
 ) -> VerifyResult:
     """Encode every document with `enc` and with `reference` (a tiktoken Encoding, or anything with its
-    `encode_ordinary_batch`, as `TokenizersReference`); stop at the first difference."""
+    `encode_ordinary_batch`, as `TokenizersReference`); stop at the first difference. With `progress`, a bar
+    on stderr counts the documents compared."""
     result = VerifyResult()
 
     def on_skip(error: BadDocumentError) -> None:
         result.skipped += 1
 
-    for texts, where in iter_batches(files, on_skip=on_skip, **read_options):
-        ours = enc.encode_ordinary_batch(texts, num_threads=workers)
-        theirs = reference.encode_ordinary_batch(texts, num_threads=workers)
-        for i, (a, b) in enumerate(zip(ours, theirs)):
-            position = first_difference(a, b)
-            if position is not None:
-                file_index, line = where[i]
-                start = max(0, position - 3)
-                # Where in the text: decode our ids up to the difference (an approximation for display only).
-                char = len(enc.decode(a[:position]))
-                result.mismatch = Mismatch(str(files[file_index].path), line, position, a[start:position + 4],
-                                           b[start:position + 4], texts[i][max(0, char - 40):char + 40],
-                                           reference_name)
-                return result
-            result.documents += 1
-            result.tokens += len(a)
+    bar = progress_bar(progress, desc=desc, unit=" documents")
+    try:
+        for texts, where in iter_batches(files, on_skip=on_skip, **read_options):
+            ours = enc.encode_ordinary_batch(texts, num_threads=workers)
+            theirs = reference.encode_ordinary_batch(texts, num_threads=workers)
+            for i, (a, b) in enumerate(zip(ours, theirs)):
+                position = first_difference(a, b)
+                if position is not None:
+                    file_index, line = where[i]
+                    start = max(0, position - 3)
+                    # Where in the text: decode our ids up to the difference (an approximation for display only).
+                    char = len(enc.decode(a[:position]))
+                    result.mismatch = Mismatch(str(files[file_index].path), line, position, a[start:position + 4],
+                                               b[start:position + 4], texts[i][max(0, char - 40):char + 40],
+                                               reference_name)
+                    return result
+                result.documents += 1
+                result.tokens += len(a)
+            if bar is not None:
+                bar.update(len(texts))
+    finally:
+        if bar is not None:
+            bar.close()
     return result

@@ -138,8 +138,9 @@ class EncodeSummary:
         """A few human-readable lines: what `bytebpe encode` prints at the end."""
         rate = self.bytes / self.seconds / 1e6 if self.seconds else 0.0
         lines = [
-            f"{counted(self.documents, 'document')}, {counted(self.bytes, 'byte')}, {counted(self.tokens, 'token')} "
-            f"({self.bytes_per_token:.3f} bytes/token) in {self.seconds:.2f} s ({rate:.1f} MB/s)"
+            f"{counted(self.documents, 'document')}, {counted(self.bytes, 'byte')} of text (UTF-8), "
+            f"{counted(self.tokens, 'token')} ({self.bytes_per_token:.3f} bytes/token) in {self.seconds:.2f} s "
+            f"({rate:.1f} MB/s)"
         ]
         lines += self.losses()
         for name, part in self.splits.items():
@@ -460,7 +461,8 @@ def _run(
     start = time.perf_counter()
     # Standard input has no size: the bar then counts bytes without a total.
     total = None if any(file.is_stdin for file in files) else sum(file.size for file in files)
-    bar = progress_bar(progress, total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1000,
+    # The bar counts the input files' bytes (compressed, JSON-quoted); the summary the documents' text bytes.
+    bar = progress_bar(progress, total=total, desc=f"{desc}, file bytes", unit="B", unit_scale=True, unit_divisor=1000,
                        file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
 
     def on_skip(index: int, error: BadDocumentError) -> None:      # called on the reader thread
