@@ -822,3 +822,22 @@ def test_verify_shows_progress_unless_quiet(small_jsonl, tiktoken_cache):
     quiet = run("verify", str(small_jsonl), "--encoding", "gpt2", "-q", env_extra=env)
     assert shown.returncode == quiet.returncode == 0 and shown.stdout == quiet.stdout
     assert b"verify gpt2: 40 documents" in shown.stderr and quiet.stderr == b""
+
+
+def test_verify_reads_the_packages_own_sample_folder(tiktoken_cache):
+    from bytebpe.bench import SAMPLE_DIR
+
+    result = run("verify", str(SAMPLE_DIR), "--encoding", "cl100k_base", "-q",
+                 env_extra={"TIKTOKEN_CACHE_DIR": str(tiktoken_cache)})
+    assert result.returncode == 0, result.stderr
+    assert b"3 documents" in result.stdout and b"identical to tiktoken" in result.stdout
+    assert b"not compared: " in result.stderr and b"PROVENANCE.md" in result.stderr
+
+
+def test_standard_input_is_recorded_by_what_was_read_from_it(tmp_path):
+    lines = "".join(json.dumps({"text": f"document {i}"}) + "\n" for i in range(50)).encode()
+    result = subprocess.run([sys.executable, "-m", "bytebpe", "encode", "-", "--stdin-format", "jsonl",
+                             "--encoding", "gpt2", "-o", str(tmp_path / "s"), "-q"], input=lines, capture_output=True)
+    assert result.returncode == 0, result.stderr
+    info = run("info", str(tmp_path / "s")).stdout.decode()
+    assert "inputs             1 file:\n  <stdin> (50 documents)" in info

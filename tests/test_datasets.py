@@ -171,10 +171,11 @@ def test_a_folder_is_its_input_files_sorted_by_path_recursively(tmp_path, tiktok
     with gzip.open(data / "a" / "z.jsonl.gz", "wt") as file:
         file.write(json.dumps({"body": "doc one of a/z"}) + "\n" + json.dumps({"body": "doc two of a/z"}) + "\n")
     (data / "c.txt").write_text("doc from c.txt")
-    (data / "README.md").write_text("not an input")
+    (data / "table.csv").write_text("not an input")
+    (data / "README.md").write_text("notes beside the data: passed over, and reported")
     (data / "a" / "z.jsonl.gz").rename(data / "a" / "z.JSONL.gz")     # suffixes are case-insensitive
     # A file of another kind is an error naming it, before any work, unless ignore_unknown.
-    with pytest.raises(ValueError, match="1 file.* of unknown format .*README.md.*--ignore-unknown"):
+    with pytest.raises(ValueError, match="1 file.* of unknown format .*table.csv.*--ignore-unknown"):
         bytebpe.encode_files(data, encoding="cl100k_base", output=tmp_path / "o", field="body")
     no_files_but(tmp_path, "data")
     with pytest.raises(BadDocumentError, match="no field 'text'"):
@@ -182,7 +183,8 @@ def test_a_folder_is_its_input_files_sorted_by_path_recursively(tmp_path, tiktok
     # The .txt files ignore --field; the JSONL file needs it.
     summary = bytebpe.encode_files(data, encoding="cl100k_base", output=tmp_path / "o", field="body",
                                    ignore_unknown=True)
-    assert summary.ignored == [data / "README.md"] and "ignored 1 file of unknown format" in summary.describe()
+    assert summary.ignored == [data / "table.csv", data / "README.md"]
+    assert "ignored 2 files that are not inputs" in summary.describe()
     expected = ["doc one of a/z", "doc two of a/z", "doc from b/2.txt", "doc from c.txt"]
     assert_documents_equal(*load_output(tmp_path / "o"), [reference.encode_ordinary(t) for t in expected])
     assert [s.path.name for s in summary.files] == ["z.JSONL.gz", "2.txt", "c.txt"]

@@ -267,14 +267,28 @@ def test_ignore_unknown_skips_and_counts_other_files_in_folders(tmp_path, capsys
     data = tmp_path / "data"
     data.mkdir()
     write_jsonl(data / "a.jsonl", ["x"])
-    (data / "notes.md").write_text("not data")
+    (data / "scores.csv").write_text("not data")
     (data / ".hidden").write_text("never read")
     assert cli.main(["count", str(data), "-q"]) == 1
-    assert "notes.md" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "scores.csv" in err and "--ignore-unknown to skip them" in err and "ignore_unknown=True" not in err
     assert cli.main(["count", str(data), "-q", "--ignore-unknown"]) == 0
-    assert "ignored 1 file of unknown format" in capsys.readouterr().err
+    assert "ignored 1 file that is not an input" in capsys.readouterr().err
     files = readers.find_input_files(data, ignore_unknown=True)
-    assert [f.path.name for f in files] == ["a.jsonl"] and files.ignored == [data / "notes.md"]
+    assert [f.path.name for f in files] == ["a.jsonl"] and files.ignored == [data / "scores.csv"]
+
+
+def test_notes_beside_a_dataset_are_passed_over_and_reported(tmp_path, capsys):
+    # A dataset folder often holds its README, licence and checksums (as bytebpe's own sample folder does).
+    data = tmp_path / "data"
+    data.mkdir()
+    write_jsonl(data / "a.jsonl", ["x"])
+    for name in ("README.md", "PROVENANCE.md", "LICENSE", "SHA256SUMS", "notes.rst"):
+        (data / name).write_text("about the data")
+    files = readers.find_input_files(data)
+    assert [f.path.name for f in files] == ["a.jsonl"] and len(files.ignored) == 5
+    assert cli.main(["count", str(data), "-q"]) == 0
+    assert "ignored 5 files that are not inputs" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("content", [b"", b"plain ascii\n", b"caf\xc3\xa9 au lait", b"\xef\xbb\xbfwith a bom",

@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except (CommandError, BadDocumentError, registry.UnknownEncodingError, FileNotFoundError,
             ValueError, ImportError, OSError, zlib.error) as error:
-        print(f"bytebpe {args.command}: error: {error}", file=sys.stderr)
+        print(f"bytebpe {args.command}: error: {_in_cli_words(str(error))}", file=sys.stderr)
         return EXIT_FAILED
     except MemoryError:
         # Outputs are whole or absent (every writer deletes its partial files on the way out).
@@ -104,6 +104,18 @@ def main(argv: Sequence[str] | None = None) -> int:
               "memory for --workers threads: try fewer workers, or cut the input into smaller documents)",
               file=sys.stderr)
         return EXIT_FAILED
+
+
+# The library's errors name an option both ways ("--ignore-unknown (ignore_unknown=True)"); on the command
+# line, the Python spelling goes.
+_PYTHON_SPELLINGS = (" (ignore_unknown=True)", " (lines=True)", " (skip_bad=True)")
+
+
+def _in_cli_words(message: str) -> str:
+    for spelling in _PYTHON_SPELLINGS:
+        message = message.replace(spelling, "")
+    return message.replace("(errors='replace', --errors replace on the command line, reads it as U+FFFD)",
+                           "(--errors replace reads it as U+FFFD)")
 
 
 # ==== subcommands =================================================================================
@@ -416,6 +428,10 @@ def _download(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     targets = _verify_targets(args)     # the references' absence is reported before any work
     files = _input_files(args, args.inputs)
+    ignored = getattr(files, "ignored", [])
+    if ignored:
+        _warn([f"not compared: {', '.join(map(str, ignored[:5]))}{', ...' if len(ignored) > 5 else ''} "
+               f"(not inputs)"])
     workers = args.workers or batching.pool_size()
     failed = False
     for name, enc, reference, reference_name in targets:

@@ -129,7 +129,8 @@ class EncodeSummary:
                          f"documents, first ones:")
             lines.extend(f"  {example}" for example in self.replaced_examples)
         if self.ignored:
-            lines.append(f"ignored {counted(len(self.ignored), 'file')} of unknown format: "
+            lines.append(f"ignored {counted(len(self.ignored), 'file')} that "
+                         f"{'is not an input' if len(self.ignored) == 1 else 'are not inputs'} (notes, other formats): "
                          + ", ".join(map(str, self.ignored[:SKIPPED_EXAMPLES]))
                          + (", ..." if len(self.ignored) > SKIPPED_EXAMPLES else ""))
         return lines

@@ -264,7 +264,7 @@ def find_input_files(
             continue
         path = Path(raw)
         if path.is_dir():
-            found, unknown = _folder_files(path)
+            found, unknown, notes = _folder_files(path)
             if unknown and not ignore_unknown:
                 shown = ", ".join(str(p) for p in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
                 raise ValueError(f"{path}: folder holds {len(unknown)} file(s) of unknown format ({shown}): "
@@ -274,7 +274,7 @@ def find_input_files(
                 raise ValueError(f"{path}: folder holds no input files ({', '.join(FORMATS)}, optionally "
                                  f"compressed)")
             files.extend(InputFile.of(p) for p in found)
-            files.ignored.extend(unknown)
+            files.ignored.extend(unknown + notes)
         elif path.exists():
             files.append(InputFile.of(path))
         else:
@@ -311,15 +311,30 @@ def _kind_of(name: str) -> tuple[str, str | None] | None:
     return None
 
 
-def _folder_files(folder: Path) -> tuple[list[Path], list[Path]]:
-    """(input files, files of unknown kind) under `folder`, sorted by path; hidden names are passed over."""
+# Files that describe a dataset beside its data (README.md, PROVENANCE.md, LICENSE, SHA256SUMS): a folder's
+# inputs may sit next to them; they are not read, and a job reports them among the files it ignored.
+_NOTES_SUFFIXES = (".md", ".rst", ".sha256", ".md5")
+_NOTES_NAMES = ("LICENSE", "LICENCE", "COPYING", "NOTICE", "SHA256SUMS", "MD5SUMS", "README")
+
+
+def _is_notes(name: str) -> bool:
+    return name.lower().endswith(_NOTES_SUFFIXES) or name.split(".")[0].upper() in _NOTES_NAMES
+
+
+def _folder_files(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """(input files, files of unknown kind, files of notes) under `folder`, sorted by path; hidden names are
+    passed over."""
     found: list[Path] = []
     unknown: list[Path] = []
+    notes: list[Path] = []
     for path in sorted(folder.rglob("*"), key=lambda p: p.relative_to(folder).parts):
         if any(part.startswith(".") for part in path.relative_to(folder).parts) or not path.is_file():
             continue
-        (found if _kind_of(path.name) is not None else unknown).append(path)
-    return found, unknown
+        if _kind_of(path.name) is not None:
+            found.append(path)
+        else:
+            (notes if _is_notes(path.name) else unknown).append(path)
+    return found, unknown, notes
 
 
 # ==== all the documents of a job ==================================================================

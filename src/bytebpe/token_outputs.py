@@ -306,10 +306,11 @@ class TokenFilesMeta:
             *([f"cut to             the first {counted(self.extra['max_tokens'], 'token')} of each document"]
               if "max_tokens" in self.extra else []),
             f"made by            bytebpe {self.bytebpe_version} at {self.created}",
-            f"inputs             {len(self.inputs)} file(s)" + (":" if self.inputs else ""),
+            f"inputs             {counted(len(self.inputs), 'file')}" + (":" if self.inputs else ""),
         ]
-        lines.extend(f"  {item.path} ({counted(item.size, 'byte')}, {counted(item.documents, 'document')})"
-                     for item in self.inputs)
+        # Standard input has no size on disk (its record's size is 0): only what was read from it is known.
+        lines.extend(f"  {item.path} (" + ("" if item.path == "<stdin>" else f"{counted(item.size, 'byte')}, ")
+                     + f"{counted(item.documents, 'document')})" for item in self.inputs)
         return "\n".join(lines)
 
 
