@@ -393,6 +393,16 @@ def test_a_missing_file_is_a_clear_error(tmp_path):
         from_tokenizer_json(tmp_path / "missing.json")
 
 
+def test_a_file_of_another_model_is_refused_for_its_model_whatever_else_it_has():
+    # A WordPiece or Unigram file comes with its own decoder and pre-tokenizer: the model is what to name.
+    for model in ("WordPiece", "Unigram", "WordLevel"):
+        spec = gpt2_like()
+        spec["model"]["type"] = model
+        spec["decoder"] = {"type": model}
+        with pytest.raises(TokenizerJsonError, match=f"model '{model}' is not supported: only BPE"):
+            from_tokenizer_json(json.dumps(spec))
+
+
 def test_a_pattern_matching_nothing_is_refused_when_met():
     spec = gpt2_like()
     spec["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [

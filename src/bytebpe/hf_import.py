@@ -973,6 +973,11 @@ class TokenizerJsonEncoding(Encoding):
         """The encoding of the file's `text`; `spec`: the text already parsed (`bytebpe.load_tokenizer` parses
         it once to recognise the format)."""
         spec = _load_json(text, name) if spec is None else _checked_spec(spec, name)
+        model_spec = spec.get("model")
+        if isinstance(model_spec, dict) and model_spec.get("type", "BPE") != "BPE":
+            # The model first: a WordPiece or Unigram file is refused for what it is, not for its decoder.
+            raise TokenizerJsonError(f"model {model_spec['type']!r} is not supported: only BPE (byte-level BPE "
+                                     f"tokenizers: GPT-2, Llama 3, Qwen, DeepSeek, ...)")
         decoder = spec.get("decoder")
         if not isinstance(decoder, dict) or decoder.get("type") != "ByteLevel":
             raise TokenizerJsonError(f"decoder {decoder!r} is not supported: only ByteLevel")
