@@ -390,9 +390,12 @@ class Encoding:
         The special-token rules are encode's: an allowed special token is one token (a part that ends or
         starts inside one holds that piece of it as ordinary text), and a result that holds a disallowed one
         raises ValueError, as encode(result) would. For an encoding with a normalizer the text must already be
-        normalized (the result is a part of it); an encoding read from a tokenizer.json, or whose pattern the
-        compiled scanner does not run, raises TypeError (and ``side="left"``, one whose pattern reads the
-        start of the text: ``^``, ``\\A``).
+        normalized (the result is a part of it). An encoding read from a tokenizer.json counts as HF does, the
+        post-processor's ids included (add_special_tokens=True); one whose pre-tokenizer is not one split
+        pattern, or whose added tokens (lstrip, rstrip, single_word, normalized), normalizer or ByteLevel
+        prefix space apply around it, raises TypeError, as does an encoding whose pattern the compiled
+        scanner does not run (and ``side="left"``, one whose pattern reads the start of the text: ``^``,
+        ``\\A``).
         """
         if side == "left":
             return text[self._fit_left(text, max_tokens, allowed_special, disallowed_special):]
@@ -404,7 +407,7 @@ class Encoding:
         """The start of the longest suffix of `text` that fits in `max_tokens` tokens (see `truncate`)."""
         text, scanner, special_split, deferred_check = self._budget_setup(text, max_tokens, "left",
                                                                           allowed_special, disallowed_special)
-        if _reads_the_start(self._pat_str):
+        if _reads_the_start(*self._budget_pattern()):
             raise TypeError(f"truncate(side='left') needs a pattern that reads nothing before a match's start; "
                             f"{self.name!r}'s has ^ or \\A")
         parts = special_split(text) if special_split is not None else [text]
@@ -571,10 +574,6 @@ class Encoding:
         _checked_max_tokens(max_tokens)
         if side not in ("right", "left"):
             raise ValueError(f'side must be "right" (the longest prefix) or "left" (the longest suffix), got {side!r}')
-        if not isinstance(self._specials, SpecialTokens):
-            raise TypeError(f"truncate and chunks are not supported for {self.name!r}: the added tokens and "
-                            "normalizer of a tokenizer.json are applied around its pre-tokenizer (use "
-                            "encode(..., max_tokens=N) for the first N ids)")
         scanner = self._budget_scanner()
         if not checked_already and self._normalizer is not None \
                 and not unicodedata.is_normalized(self._normalizer, text):
@@ -582,6 +581,13 @@ class Encoding:
                              f"a part of the text given, so give it normalized "
                              f"(unicodedata.normalize({self._normalizer!r}, text))")
         special_split, deferred_check = self._special_policy(allowed_special, disallowed_special)
+        if special_split is not None and getattr(special_split, "__self__", None) is None:
+            # The searches find special tokens with the split's own regex; a splitter that is a Python step
+            # (a tokenizer.json's added tokens with lstrip/rstrip/single_word/normalized, its normalizer,
+            # ByteLevel's prefix space or a post-processor's ids) changes text in ways they cannot follow.
+            raise TypeError(f"truncate and chunks are not supported for {self.name!r}: its added tokens, normalizer "
+                            "or prefix space are applied around the pre-tokenizer (use encode(..., max_tokens=N) "
+                            "for the first N ids)")
         return text, scanner, special_split, deferred_check
 
     def _fit_end(self, text: str, start: int, max_tokens: int, scanner: _Scanner, special_split: Any,
@@ -613,12 +619,16 @@ class Encoding:
                 cut = longest_fitting_prefix(scanner, table, text, start, special_end, budget, cut - 1)[0]
             return start + cut
 
+    def _budget_pattern(self) -> tuple[str, str]:
+        """(the split pattern, the dialect of its oracle) that truncate and chunks cut text with."""
+        return self._pat_str, "tiktoken"
+
     def _budget_scanner(self) -> _Scanner:
         """The compiled scanner of this encoding's pattern: the one scanner that reports what each piece's
         match looked at (hand-written scanners equal it on every input; tests check). Scanner.compiled keeps
         the last scanners it made, so a pattern is not compiled again on every call."""
         try:
-            return _Scanner.compiled(self._pat_str)
+            return _Scanner.compiled(*self._budget_pattern())
         except ValueError as error:
             raise TypeError(f"truncate and chunks need a pattern the compiled scanner runs; {self.name!r}'s "
                             f"is not one: {error}") from None
@@ -1153,9 +1163,9 @@ def _surrogate_pair_starts(text: str) -> list[int]:
 
 
 @functools.lru_cache(maxsize=64)
-def _reads_the_start(pattern: str) -> bool:
+def _reads_the_start(pattern: str, dialect: str = "tiktoken") -> bool:
     """Whether a match of `pattern` (one the compiled scanner runs) can depend on where the text starts."""
-    return looks_at_the_start(compile_split_pattern(pattern))
+    return looks_at_the_start(compile_split_pattern(pattern, dialect))  # type: ignore[arg-type]
 
 
 def _checked_max_tokens(max_tokens: object) -> int:

@@ -546,14 +546,18 @@ class _PreTokenizer:
                                      "characters; bytebpe supports byte-level BPE models only)")
         self.prefix_space = False
         self.pretokenize: Any = None
+        # (pattern, dialect) of the compiled scanner truncate and chunks cut with, when one split cuts the text.
+        self.budget_pattern: tuple[str, str] | None = None
         self.known_pattern = self._known_pattern(steps)
         if self.known_pattern is not None:
             self.pretokenize = _pretokenize.Scanner.for_pattern(self.known_pattern)
             self.prefix_space = bool(last.get("add_prefix_space", True))
+            self.budget_pattern = (self.known_pattern, "tiktoken")
         elif self._is_deepseek(steps):
             self.pretokenize = _pretokenize.Scanner(_pretokenize.PatternKind.DEEPSEEK)
         elif (compiled := self._compiled_split(steps)) is not None:
             self.pretokenize = compiled
+            self.budget_pattern = (_single_split_pattern(steps), "hf")  # type: ignore[assignment]
         else:
             functions = [step for step, _ in steps]
 
@@ -966,6 +970,7 @@ class TokenizerJsonEncoding(Encoding):
     """The ids put before each document's ids: the post-processor's with add_special_tokens=True, else ()."""
     suffix_ids: tuple[int, ...]
     """The ids put after each document's ids: the post-processor's with add_special_tokens=True, else ()."""
+    _split_for_budgets: tuple[str, str] | None     # (pattern, dialect) truncate and chunks cut with, if one
 
     @classmethod
     def _from_json_text(cls, text: str, name: str, add_special_tokens: bool = False,
@@ -1008,6 +1013,7 @@ class TokenizerJsonEncoding(Encoding):
                            # ids as much as the vocabulary.
                            vocabulary_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
         encoding._json_text = text
+        encoding._split_for_budgets = pre_tokenizer.budget_pattern
         encoding.add_special_tokens = add_special_tokens
         encoding.prefix_ids, encoding.suffix_ids = tuple(before), tuple(after)
         encoding._offset_trim = _OffsetTrim.of(processor, model, tokens)
@@ -1018,9 +1024,7 @@ class TokenizerJsonEncoding(Encoding):
         (``trim_offsets``), so that they equal HF's ``Encoding.offsets``."""
         if self.prefix_ids or self.suffix_ids:
             # The post-processor's ids come from no character of the text: HF gives them (0, 0).
-            unwrapped = self.__dict__.get("_unwrapped")
-            if unwrapped is None:
-                unwrapped = self._unwrapped = TokenizerJsonEncoding._from_json_text(self._json_text, self.name)
+            unwrapped = self._unwrapped_encoding()
             inner_ids, inner_offsets = Encoding._encode_with_offsets(unwrapped, text, allowed_special,
                                                                      disallowed_special, as_numpy=False)
             ids = [*self.prefix_ids, *inner_ids, *self.suffix_ids]
@@ -1037,6 +1041,39 @@ class TokenizerJsonEncoding(Encoding):
 
         spans = self._offset_trim.trimmed(np.asarray(ids), np.asarray(offsets, dtype=np.int64).reshape(-1, 2))
         return (ids, spans) if as_numpy else (ids, list(map(tuple, spans.tolist())))
+
+    def _unwrapped_encoding(self) -> TokenizerJsonEncoding:
+        """The same file without the post-processor's ids (made once)."""
+        unwrapped = self.__dict__.get("_unwrapped")
+        if unwrapped is None:
+            unwrapped = self._unwrapped = TokenizerJsonEncoding._from_json_text(self._json_text, self.name)
+        return unwrapped
+
+    def _budget_pattern(self) -> tuple[str, str]:
+        if self._split_for_budgets is None:
+            raise TypeError(f"truncate and chunks are not supported for {self.name!r}: its pre-tokenizer is not one "
+                            "split pattern the compiled scanner runs (use encode(..., max_tokens=N) for the first "
+                            "N ids)")
+        return self._split_for_budgets
+
+    def _around_budget(self, max_tokens: int) -> int:
+        """`max_tokens` less the post-processor's ids, which every text (the empty one too) is given."""
+        extra = len(self.prefix_ids) + len(self.suffix_ids)
+        if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and 0 <= max_tokens < extra:
+            raise ValueError(f"max_tokens={max_tokens} is less than the {extra} ids the post-processor puts around "
+                             f"every text (add_special_tokens=True): no part of the text fits")
+        return max_tokens - extra if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else max_tokens
+
+    def truncate(self, text: str, max_tokens: int, **options: Any) -> str:
+        if self.prefix_ids or self.suffix_ids:
+            # The ids the post-processor adds come from no character: the text gets the rest of the budget.
+            return self._unwrapped_encoding().truncate(text, self._around_budget(max_tokens), **options)
+        return super().truncate(text, max_tokens, **options)
+
+    def chunks(self, text: str, max_tokens: int, **options: Any) -> list[str]:
+        if self.prefix_ids or self.suffix_ids:
+            return self._unwrapped_encoding().chunks(text, self._around_budget(max_tokens), **options)
+        return super().chunks(text, max_tokens, **options)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (TokenizerJsonEncoding._from_json_text, (self._json_text, self.name, self.add_special_tokens))
