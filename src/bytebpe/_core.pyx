@@ -2509,6 +2509,8 @@ cdef class DecodeStream:
         self.buffer.erase(self.buffer.begin(), self.buffer.begin() + done)
         return text
 
+    @cython.binding(False)      # one call per id a model emits: the plainest method call there is (METH_O)
+    @cython.always_allow_keywords(False)
     def step(self, ids):
         """The characters that `ids` (one id, or a sequence of them) complete, after those already returned."""
         cdef Py_ssize_t token, i, before = self.buffer.size()
