@@ -355,7 +355,7 @@ def test_decode_with_a_tokenizer_of_the_same_name_but_other_ranks_is_refused(tmp
     impostor.save(tmp_path / "gpt2.json")
     result = run("decode", str(tmp_path / "o.tokens.npy"), "--tokenizer", str(tmp_path / "gpt2.json"))
     assert result.returncode == 1
-    recorded = bytebpe.token_outputs.tokenizer_sha256(bytebpe.get_encoding("gpt2"))
+    recorded = bytebpe.tokens.layout.tokenizer_sha256(bytebpe.get_encoding("gpt2"))
     assert f"was made with 'gpt2' (tokenizer sha256 {recorded})" in result.stderr.decode()
     assert "'gpt2' is another tokenizer" in result.stderr.decode()
 

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import bytebpe
-from bytebpe import BadDocumentError, datasets, token_files
+from bytebpe import BadDocumentError, datasets
+from bytebpe.tokens import arrays
 from bytebpe.registry import UnknownEncodingError
 
 from .test_cli import texts_of
@@ -361,7 +362,7 @@ def test_an_interrupt_or_error_mid_run_leaves_no_output_and_stops_the_reader(
         np.save(path, np.arange(3))
     old.meta.write_text("the old metadata")
     writes = []
-    real_write = token_files.TokenFileWriter.write
+    real_write = arrays.TokenFileWriter.write
 
     def failing_write(self, items):
         writes.append(len(items))
@@ -369,7 +370,7 @@ def test_an_interrupt_or_error_mid_run_leaves_no_output_and_stops_the_reader(
             raise error
         real_write(self, items)
 
-    monkeypatch.setattr(token_files.TokenFileWriter, "write", failing_write)
+    monkeypatch.setattr(arrays.TokenFileWriter, "write", failing_write)
     with pytest.raises(type(error) if isinstance(error, Exception) else error):
         bytebpe.encode_files([corpus_dir / name for name in CORPORA], encoding="cl100k_base",
                              output=tmp_path / "out" / "o", batch_bytes=SMALL_BATCH)

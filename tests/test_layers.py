@@ -24,12 +24,12 @@ LAYERS: list[tuple[str, set[str]]] = [
         "_version", "_bundled_digests", "_core", "_pretokenize", "_textio", "_train", "_reference",
         "atomic_write", "batching", "budgets", "bundled", "encoded_documents", "file_formats", "hf_json", "interrupts",
         "models", "pattern_compiler", "patterns", "pretokenizer", "progress", "readers", "serialization",
-        "token_files", "unstable", "vocab_io"}),
+        "tokens", "tokens.arrays", "unstable", "vocab_io"}),
     ("the encoding", {"encoding"}),
     ("names and sources: the registry, plugins, downloads and caches", {
         "plugins", "registry", "tiktoken_cache", "vocab_sources"}),
     ("importers and training", {"hf_import", "model_files", "piece_counts", "tokenizer_files", "training"}),
-    ("dataset pipelines and engines", {"compare", "datasets", "ray", "token_outputs", "token_sets"}),
+    ("dataset pipelines and engines", {"compare", "datasets", "ray", "tokens.layout", "tokens.writer"}),
     ("the command line and the package's front", {"__init__", "__main__", "bench", "cli"}),
 ]
 LAYER_OF = {module: index for index, (_, modules) in enumerate(LAYERS) for module in modules}
@@ -39,11 +39,16 @@ _CYTHON_IMPORT = re.compile(
 
 
 def package_modules() -> dict[str, list[Path]]:
-    """Module name -> its source files (a Cython module: its .pyx and .pxd)."""
+    """Module name -> its source files (a Cython module: its .pyx and .pxd); a subpackage's modules are named
+    "package.module", its __init__ by the package's name."""
     found: dict[str, list[Path]] = {}
     for path in sorted(PACKAGE.iterdir()):
         if path.suffix in (".py", ".pyx"):
             found.setdefault(path.stem, []).append(path)
+        elif path.is_dir() and (path / "__init__.py").is_file():
+            for inner in sorted(path.glob("*.py")):
+                name = path.name if inner.stem == "__init__" else f"{path.name}.{inner.stem}"
+                found.setdefault(name, []).append(inner)
     for name, paths in found.items():
         if paths[0].suffix == ".pyx" and paths[0].with_suffix(".pxd").is_file():
             paths.append(paths[0].with_suffix(".pxd"))
@@ -71,12 +76,21 @@ def imports_of(name: str, path: Path, modules: set[str]) -> list[tuple[str, int,
     for node in ast.walk(tree):
         if id(node) in type_only or not isinstance(node, ast.ImportFrom):
             continue
-        if node.level == 1 or (node.level == 0 and (node.module or "").startswith("bytebpe")):
-            parts = (node.module or "").split(".")
-            module = parts[0] if node.level == 1 else (parts[1] if len(parts) > 1 else "")
-            targets = [module] if module else [alias.name for alias in node.names]
-            found.extend((target, node.lineno, id(node) in in_function)
-                         for target in targets if target in modules and target != name)
+        # The imported module's dotted name inside the package: relative to the importing module's package.
+        package = [] if name == "__init__" else name.split(".")[:-1] if path.name != "__init__.py" else name.split(".")
+        if node.level >= 1 and node.level - 1 <= len(package):
+            base = package[:len(package) - (node.level - 1)]
+            dotted = ".".join(base + ((node.module or "").split(".") if node.module else []))
+        elif node.level == 0 and (node.module or "").startswith("bytebpe"):
+            dotted = ".".join((node.module or "").split(".")[1:])
+        else:
+            continue
+        for alias in node.names:
+            # `from .tokens import layout` imports the module tokens.layout; `from .x import f`, module x.
+            target = f"{dotted}.{alias.name}" if f"{dotted}.{alias.name}".lstrip(".") in modules else dotted
+            target = target.lstrip(".") or alias.name
+            if target in modules and target != name:
+                found.append((target, node.lineno, id(node) in in_function))
     return found
 
 

@@ -20,7 +20,7 @@ import pytest
 
 import bytebpe
 import bytebpe.readers
-from bytebpe.token_outputs import read_index
+from bytebpe.tokens.layout import read_index
 
 pytestmark = pytest.mark.slow
 

@@ -15,10 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytebpe
-from bytebpe import cli, token_files
+from bytebpe import cli
+from bytebpe.tokens import arrays
 from bytebpe.atomic_write import OutputInUseError
-from bytebpe.token_outputs import load_token_files, load_token_shards, read_index
-from bytebpe.token_sets import TokenSetWriter
+from bytebpe.tokens.layout import load_token_files, load_token_shards, read_index
+from bytebpe.tokens.writer import TokenSetWriter
 
 from .test_datasets import no_files_but, read_jsonl
 
@@ -223,7 +224,7 @@ def test_a_failed_run_leaves_no_shard_and_keeps_the_earlier_output(tmp_path, cor
     bytebpe.encode_files(path, encoding="cl100k_base", output=out / "x", shard_tokens=400_000)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     writes = []
-    real_write = token_files.TokenFileWriter.write
+    real_write = arrays.TokenFileWriter.write
 
     def failing_write(self, items):
         writes.append(1)
@@ -231,7 +232,7 @@ def test_a_failed_run_leaves_no_shard_and_keeps_the_earlier_output(tmp_path, cor
             raise OSError("disk full")
         real_write(self, items)
 
-    monkeypatch.setattr(token_files.TokenFileWriter, "write", failing_write)
+    monkeypatch.setattr(arrays.TokenFileWriter, "write", failing_write)
     with pytest.raises(OSError, match="disk full"):
         bytebpe.encode_files(path, encoding="cl100k_base", output=out / "x", shard_tokens=100_000,
                              batch_bytes=1 << 19)

@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from .readers import BadDocumentError, ReadTally
     from .tokenizer_files import load_tokenizer
     from .training import EmptyCorpusWarning, train, train_from_files
-    from .token_outputs import (
+    from .tokens.layout import (
         EncodingMismatchError,
         ShardIndex,
         TokenFiles,
@@ -113,14 +113,14 @@ _LAZY_NAMES = {
     "FileStats": "datasets",
     "count_files": "datasets",
     "encode_files": "datasets",
-    "EncodingMismatchError": "token_outputs",
-    "TokenFiles": "token_outputs",
-    "TokenFilesMeta": "token_outputs",
-    "load_token_files": "token_outputs",
-    "load_token_shards": "token_outputs",
-    "load_tokens": "token_outputs",
-    "ShardIndex": "token_outputs",
-    "TokenShards": "token_outputs",
+    "EncodingMismatchError": "tokens.layout",
+    "TokenFiles": "tokens.layout",
+    "TokenFilesMeta": "tokens.layout",
+    "load_token_files": "tokens.layout",
+    "load_token_shards": "tokens.layout",
+    "load_tokens": "tokens.layout",
+    "ShardIndex": "tokens.layout",
+    "TokenShards": "tokens.layout",
     "count_pieces": "piece_counts",
     "count_pieces_from_files": "piece_counts",
     "load_piece_counts": "piece_counts",

@@ -1,7 +1,7 @@
 """Files that appear whole or not at all: written under a temporary name beside the final one, then renamed
 (`os.replace`, atomic within one file system). The temporary names carry the writer's process id, so that
 the next write of the same file removes what a killed earlier one left, and never a live writer's file.
-`write_bytes_atomically` for a file written in one go; token_files.PartialFile for a stream.
+`write_bytes_atomically` for a file written in one go; tokens.arrays.PartialFile for a stream.
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import batching, bench, compare, datasets, registry, token_outputs
+from . import batching, bench, compare, datasets, registry
 from ._version import __version__
 from .atomic_write import create_temporary_file, remove_stale_partial_files
 from .encoding import Encoding, load
@@ -31,7 +31,8 @@ from .piece_counts import count_pieces_from_files, load_piece_counts, save_piece
 from .progress import counted
 from .readers import STDIN_FORMATS, BadDocumentError, InputFile, ReadTally, check_read_options, find_input_files
 from .tiktoken_cache import export_tiktoken_cache
-from .token_files import token_dtype
+from .tokens import layout
+from .tokens.arrays import token_dtype
 from .tokenizer_files import load_tokenizer_file
 from .training import check_train_arguments, pruning_note, resolve_pattern
 from .vocab_io import dump_tiktoken_bpe
@@ -228,18 +229,18 @@ def _chunk(args: argparse.Namespace) -> int:
 
 
 def _decode(args: argparse.Namespace) -> int:
-    prefix = token_outputs.prefix_of(args.tokens)
-    meta = token_outputs.read_meta(prefix)
-    if meta is None and not Path(args.tokens).is_file() and token_outputs.read_index(prefix) is not None:
+    prefix = layout.prefix_of(args.tokens)
+    meta = layout.read_meta(prefix)
+    if meta is None and not Path(args.tokens).is_file() and layout.read_index(prefix) is not None:
         return _decode_shards(args, prefix)
-    if meta is None and not Path(args.tokens).is_file() and token_outputs.split_parts(prefix):
-        raise CommandError(f"{prefix} was split into {' and '.join(token_outputs.split_parts(prefix))} "
+    if meta is None and not Path(args.tokens).is_file() and layout.split_parts(prefix):
+        raise CommandError(f"{prefix} was split into {' and '.join(layout.split_parts(prefix))} "
                            f"(--val-fraction): decode one of them")
     enc = _decode_encoding(args, meta, prefix)
     tokens_path = Path(args.tokens)
     if meta is not None:
         # TOKENS may be the prefix (or the -o name) rather than the tokens file itself.
-        paths = token_outputs.output_paths(prefix, meta.format)  # type: ignore[arg-type]  # checked on reading
+        paths = layout.output_paths(prefix, meta.format)  # type: ignore[arg-type]  # checked on reading
         tokens_path = tokens_path if tokens_path.is_file() else paths.tokens
         default_offsets = paths.offsets
         if args.dtype and args.dtype != meta.dtype and not args.force:
@@ -276,7 +277,7 @@ def _decode_shards(args: argparse.Namespace, prefix: str) -> int:
     """`decode` of a sharded set: every shard in order, or --doc N of the whole set (its parts joined)."""
     if args.offsets or args.dtype:
         raise CommandError(f"{prefix} is a sharded set: its shards' sidecars give the offsets and dtype")
-    shards = token_outputs.load_token_shards(prefix)
+    shards = layout.load_token_shards(prefix)
     enc = _decode_encoding(args, shards.index.meta, prefix)
     if args.doc is not None and not -shards.n_documents <= args.doc < shards.n_documents:
         raise CommandError(f"--doc {args.doc} is out of range: {prefix} has {counted(shards.n_documents, 'document')}")
@@ -289,7 +290,7 @@ def _decode_shards(args: argparse.Namespace, prefix: str) -> int:
     return 0
 
 
-def _decode_encoding(args: argparse.Namespace, meta: token_outputs.TokenFilesMeta | None, prefix: str) -> Encoding:
+def _decode_encoding(args: argparse.Namespace, meta: layout.TokenFilesMeta | None, prefix: str) -> Encoding:
     """The encoding to decode with: the one asked for, checked against the sidecar; else the recorded one."""
     if meta is None:
         if not Path(args.tokens).is_file():
@@ -307,26 +308,26 @@ def _decode_encoding(args: argparse.Namespace, meta: token_outputs.TokenFilesMet
     else:
         enc = _encoding_of(args)
     try:
-        token_outputs.check_encoding(meta, enc, where=str(args.tokens))
-    except token_outputs.EncodingMismatchError as error:
+        layout.check_encoding(meta, enc, where=str(args.tokens))
+    except layout.EncodingMismatchError as error:
         if not args.force:
             raise CommandError(f"{error} (--force to decode anyway)") from None
     return enc
 
 
 def _info(args: argparse.Namespace) -> int:
-    prefix = token_outputs.prefix_of(args.prefix)
-    meta = token_outputs.read_meta(prefix)
-    index = token_outputs.read_index(prefix) if meta is None else None
+    prefix = layout.prefix_of(args.prefix)
+    meta = layout.read_meta(prefix)
+    index = layout.read_index(prefix) if meta is None else None
     if index is not None:
         sys.stdout.write(index.to_json() if args.json else index.describe() + "\n")
         return 0
-    parts = token_outputs.split_parts(prefix) if meta is None else []
+    parts = layout.split_parts(prefix) if meta is None else []
     if parts:   # a split run: each part, as info on it prints it (with --json, one object keyed by part)
         described = {}
         for part in parts:
-            part_meta = token_outputs.read_meta(part)
-            record = part_meta if part_meta is not None else token_outputs.read_index(part)
+            part_meta = layout.read_meta(part)
+            record = part_meta if part_meta is not None else layout.read_index(part)
             described[part] = record.to_json() if args.json else record.describe()  # type: ignore[union-attr]
         if args.json:
             sys.stdout.write(json.dumps({part: json.loads(text) for part, text in described.items()}, indent=2,

@@ -3,7 +3,7 @@
 The pipeline: a reader thread parses documents (`readers`) into batches of about `batch_bytes` of text and
 keeps up to `PREFETCH_BATCHES` ready; the calling thread encodes each batch with
 `Encoding.encode_batch_to_numpy` on the shared thread pool (documents in parallel, output in input order) and
-appends the ids to a temporary file (`token_files`). Memory is a few batches whatever the input size. Once
+appends the ids to a temporary file (`tokens.arrays`). Memory is a few batches whatever the input size. Once
 the last batch is written the files get their final names; an error or Ctrl-C deletes them instead.
 
 Reading overlaps encoding because the encoder leaves the GIL for the whole document when the encoding's
@@ -37,10 +37,10 @@ from .ray import encode_input_files
 from .readers import (BadDocumentError, InputFile, PathLike, check_inputs_unchanged, check_read_options,
                       find_input_files)
 from .registry import get_encoding
-from .token_files import fsync_folder, token_dtype
-from .token_outputs import (InputRecord, TokenFilesMeta, output_paths, output_prefix, tokenizer_sha256, utc_timestamp,
+from .tokens.arrays import fsync_folder, token_dtype
+from .tokens.layout import (InputRecord, TokenFilesMeta, output_paths, output_prefix, tokenizer_sha256, utc_timestamp,
                             vocabulary_sha256)
-from .token_sets import SetCounts, TokenSetWriter, commit_together, remove_set, remove_stale_partial_files_of_set
+from .tokens.writer import SetCounts, TokenSetWriter, commit_together, remove_set, remove_stale_partial_files_of_set
 
 __all__ = [
     "BadDocumentError",
@@ -225,7 +225,7 @@ def encode_files(
     the split, F and the seed.
 
     ``shard_tokens=N`` writes each set as numbered shards of at most N tokens (``PREFIX.00000.tokens.npy``,
-    ... each with its own offsets and sidecar) and ``PREFIX.index.json`` listing them (`token_sets` has the
+    ... each with its own offsets and sidecar) and ``PREFIX.index.json`` listing them (`tokens.writer` has the
     packing rule: documents whole unless longer than a shard); `load_token_shards` reads them back. Either
     way, a finished run replaces every file an earlier run wrote under the same prefix.
 

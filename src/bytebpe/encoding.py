@@ -140,7 +140,7 @@ class Encoding:
 
         `pretokenize`: the pre-tokenizer itself (a tokenizer.json's own); by default the engine `pretokenizer`
         chooses for `pat_str`. `vocabulary_sha256`: what token files record of the vocabulary, when it is not
-        the hash of the ranks (token_outputs.vocabulary_sha256, which computes and keeps it otherwise). The
+        the hash of the ranks (tokens.layout.vocabulary_sha256, which computes and keeps it otherwise). The
         ranks dict is the table's: the one it was built from, or built from it when first asked for.
         """
         self.name = name

@@ -1008,7 +1008,7 @@ class TokenizerJsonEncoding(Encoding):
         # The pattern is only bookkeeping when the pre-tokenizer is a Python callable.
         encoding._assemble(name, pre_tokenizer.known_pattern or r"[\s\S]+", model.table, specials,
                            pretokenize=pre_tokenizer.pretokenize,
-                           # Token files record this to check a decode against (token_outputs.vocabulary_sha256):
+                           # Token files record this to check a decode against (tokens.layout.vocabulary_sha256):
                            # the whole file, since the merges, the pre-tokenizer and the added tokens decide the
                            # ids as much as the vocabulary.
                            vocabulary_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())

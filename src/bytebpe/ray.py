@@ -32,9 +32,9 @@ from .encoded_documents import Encoded, cut_documents, document_token_id, select
 from .encoding import Encoding, load
 from .readers import BadDocumentError
 from .registry import get_encoding
-from .token_files import fsync_folder, token_dtype
-from .token_outputs import TokenFilesMeta, output_prefix, tokenizer_sha256, utc_timestamp, vocabulary_sha256
-from .token_sets import SetCounts, TokenSetWriter, remove_stale_partial_files_of_set
+from .tokens.arrays import fsync_folder, token_dtype
+from .tokens.layout import TokenFilesMeta, output_prefix, tokenizer_sha256, utc_timestamp, vocabulary_sha256
+from .tokens.writer import SetCounts, TokenSetWriter, remove_stale_partial_files_of_set
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import bytebpe
-from bytebpe import datasets, registry, token_files, token_outputs
-from bytebpe.token_outputs import TokenFilesMeta, prefix_of, ranks_sha256, read_meta, vocabulary_sha256
+from bytebpe import datasets, registry
+from bytebpe.tokens import arrays, layout
+from bytebpe.tokens.layout import TokenFilesMeta, prefix_of, ranks_sha256, read_meta, vocabulary_sha256
 
 TEXTS = ["Hello world", "", "naïve café — ünïcödé", "x" * 1000, "<|endoftext|> is text here"]
 
@@ -39,8 +40,8 @@ def test_the_ranks_sha256_of_a_named_encoding_is_that_of_its_official_tiktoken_f
 def test_a_registry_encoding_records_the_same_sha256_as_one_built_from_its_ranks(name):
     # The registry's encodings take the pinned digest instead of hashing their ranks again: the same value.
     built = bytebpe.Encoding(**registry.encoding_spec_kwargs(name))
-    assert token_outputs._pinned_sha256(bytebpe.get_encoding(name)) is not None
-    assert token_outputs._pinned_sha256(built) is None
+    assert layout._pinned_sha256(bytebpe.get_encoding(name)) is not None
+    assert layout._pinned_sha256(built) is None
     assert vocabulary_sha256(bytebpe.get_encoding(name)) == vocabulary_sha256(built) == ranks_sha256(
         built._mergeable_ranks)
 
@@ -140,14 +141,14 @@ def test_a_damaged_or_newer_sidecar_is_an_error_naming_the_file_and_unknown_keys
 
 
 def test_the_sidecar_is_committed_with_the_arrays_or_not_at_all(tmp_path, jsonl, monkeypatch):
-    real_commit = token_files.PartialFile.commit
+    real_commit = arrays.PartialFile.commit
 
     def commit(self):
         if self.path.name.endswith(".meta.json"):
             raise OSError("disk full")
         return real_commit(self)
 
-    monkeypatch.setattr(token_files.PartialFile, "commit", commit)
+    monkeypatch.setattr(arrays.PartialFile, "commit", commit)
     with pytest.raises(OSError, match="disk full"):
         bytebpe.encode_files(jsonl, encoding="cl100k_base", output=tmp_path / "out" / "o")
     # The arrays were renamed first, then taken back: no set without its description.
@@ -166,19 +167,19 @@ def test_the_same_tokenizer_under_another_name_reads_the_files_and_another_token
     bytebpe.encode_files(jsonl, encoding="cl100k_base", output=tmp_path / "o")
     meta = read_meta(tmp_path / "o")
     named = bytebpe.get_encoding("cl100k_base")
-    assert meta.tokenizer_sha256 == token_outputs.tokenizer_sha256(named)
+    assert meta.tokenizer_sha256 == layout.tokenizer_sha256(named)
     # Saved and loaded back as "mine": another name, the same vocabulary, pattern and special tokens.
     named_differently = bytebpe.Encoding("mine", pat_str=named._pat_str, mergeable_ranks=named._mergeable_ranks,
                                          special_tokens=named._special_tokens)
-    token_outputs.check_encoding(meta, named_differently)
+    layout.check_encoding(meta, named_differently)
     loaded = bytebpe.load_token_files(tmp_path / "o")
     assert named_differently.decode(loaded.document(0).tolist()) == TEXTS[0]
     # The same vocabulary, split by another pattern or with other special tokens, is another tokenizer.
     for other in (named.with_special_tokens({"<|mine|>": 200_000}, name="cl100k_base"),
                   bytebpe.Encoding("cl100k_base", pat_str=bytebpe.get_encoding("o200k_base")._pat_str,
                                    mergeable_ranks=named._mergeable_ranks, special_tokens=named._special_tokens)):
-        with pytest.raises(token_outputs.EncodingMismatchError, match="another tokenizer"):
-            token_outputs.check_encoding(meta, other)
+        with pytest.raises(layout.EncodingMismatchError, match="another tokenizer"):
+            layout.check_encoding(meta, other)
 
 
 def test_a_sidecar_without_the_tokenizer_digest_is_checked_by_name_and_vocabulary(tmp_path, jsonl):
@@ -189,9 +190,9 @@ def test_a_sidecar_without_the_tokenizer_digest_is_checked_by_name_and_vocabular
     del record["tokenizer_sha256"]
     meta = TokenFilesMeta.from_record(record)
     assert meta.tokenizer_sha256 is None
-    token_outputs.check_encoding(meta, bytebpe.get_encoding("cl100k_base"))
+    layout.check_encoding(meta, bytebpe.get_encoding("cl100k_base"))
     named = bytebpe.get_encoding("cl100k_base")
-    with pytest.raises(token_outputs.EncodingMismatchError, match="not 'mine'"):
-        token_outputs.check_encoding(meta, bytebpe.Encoding("mine", pat_str=named._pat_str,
+    with pytest.raises(layout.EncodingMismatchError, match="not 'mine'"):
+        layout.check_encoding(meta, bytebpe.Encoding("mine", pat_str=named._pat_str,
                                                             mergeable_ranks=named._mergeable_ranks,
                                                             special_tokens=named._special_tokens))

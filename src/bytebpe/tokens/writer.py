@@ -1,6 +1,6 @@
 """Writing one output set of token files — whole, or in numbered shards with an index — committed together.
 
-Without shards a set is `token_outputs`' three files, ``PREFIX.tokens.npy`` (or ``.bin``),
+Without shards a set is `tokens.layout`'s three files, ``PREFIX.tokens.npy`` (or ``.bin``),
 ``PREFIX.offsets.npy`` and ``PREFIX.meta.json``. With ``shard_tokens=N`` it is numbered shards, each such a
 set of its own (``PREFIX.00000.*``, ``PREFIX.00001.*``, ... — each loads, decodes and describes itself), and
 ``PREFIX.index.json`` (`ShardIndex`) listing them with the totals.
@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .token_files import PartialFile, TokenFileWriter, remove_stale_partial_files_matching
-from .token_outputs import (
+from .arrays import PartialFile, TokenFileWriter, remove_stale_partial_files_matching
+from .layout import (
     INDEX_SUFFIX,
     META_SUFFIX,
     Format,

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from bytebpe.token_files import (
+from bytebpe.tokens.arrays import (
     NPY_HEADER_BYTES,
     TokenFileWriter,
     npy_header,

@@ -6,7 +6,7 @@
     PREFIX.offsets.npy                  int64, documents + 1: document i is tokens[offsets[i]:offsets[i + 1]]
     PREFIX.meta.json                    `TokenFilesMeta`: encoding, vocabulary sha256, counts, inputs, ...
 
-or, with ``--shard-tokens N`` (`token_sets` packs them), numbered shards that are each such a set
+or, with ``--shard-tokens N`` (`tokens.writer` packs them), numbered shards that are each such a set
 (``PREFIX.00000.tokens.npy``, ...) and ``PREFIX.index.json`` (`ShardIndex`): the whole set's metadata and
 the list of shards. `load_token_files` loads one set (or shard), `load_token_shards` a sharded one.
 
@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 
-from . import registry
-from .progress import counted
-from .vocab_io import dump_tiktoken_bpe_bytes
+from .. import registry
+from ..progress import counted
+from ..vocab_io import dump_tiktoken_bpe_bytes
 
 if TYPE_CHECKING:
-    from .encoding import Encoding
+    from ..encoding import Encoding
 
 __all__ = [
     "EncodingMismatchError",

@@ -17,7 +17,7 @@ from typing import Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .atomic_write import (  # re-exported: token_sets.py and the tests import them from here
+from ..atomic_write import (  # re-exported: writer.py and the tests import them from here
     create_temporary_file,
     remove_stale_partial_files,
     remove_stale_partial_files_matching,
