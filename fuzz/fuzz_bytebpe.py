@@ -61,7 +61,7 @@ CLASS_FRAGMENTS = {"letter": r"\p{L}", "number": r"\p{N}", "space": r"\s",
 def _regex_disagreements() -> dict[int, None]:
     """The code points the compiled scanner classes differently from `regex` (17,560 with tiktoken 0.14.0
     and regex 2026.11.19): the scanner's tables follow tiktoken, while the oracle here cuts text with
-    `regex`, so drawn text leaves them out (tests/test_unicode_tables.py checks those code points against
+    `regex`, so drawn text leaves them out (tests/exactness/test_unicode_tables.py checks those code points against
     tiktoken itself). Computed once, at start-up (~2 s)."""
     every = "".join(map(chr, range(0x110000)))
     regex_bits = bytearray(0x110000)

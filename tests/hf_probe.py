@@ -4,7 +4,7 @@ HF `tokenizers` is the oracle of an imported `tokenizer.json`'s ids, and its `Sp
 Oniguruma with Oniguruma's Unicode tables. The compiled scanners serve imported files too (GPT-2's ByteLevel
 regex, cl100k/o200k-style Splits, DeepSeek's three Splits), so their classes must be HF's as well as
 tiktoken's: tools/gen_unicode_tables.py reads the classes only HF files use (``[\\p{L}\\p{M}]`` and
-``[\\p{P}\\p{S}]``) off HF with this probe, and tests/test_unicode_tables.py checks every class against it.
+``[\\p{P}\\p{S}]``) off HF with this probe, and tests/exactness/test_unicode_tables.py checks every class against it.
 
 The probe: a ``Split`` by ``(?:CLASS)+`` with behavior "removed", run over one string of every code point
 but the surrogates (which a Rust string cannot hold; the scanner never sees them either). What survives is

@@ -3,7 +3,7 @@
 tiktoken is the oracle of bytebpe's ids, and its engine (fancy-regex over Rust's `regex` crate) has its own
 Unicode tables, older than those of the `regex` package: the two disagree on thousands of code points. So
 the compiled scanner's character classes are read off tiktoken itself, one code point at a time:
-tools/gen_unicode_tables.py writes the tables from this module, and tests/test_unicode_tables.py checks them
+tools/gen_unicode_tables.py writes the tables from this module, and tests/exactness/test_unicode_tables.py checks them
 with it. (The generator imports this file by path: it lives here so that the tests, which run against the
 installed package without the source tree on the path, can import it.)
 

@@ -23,7 +23,7 @@ the byte. Surrogates get 0 (Cn): no engine sees them (`Encoding` repairs them fi
 
     python tools/gen_unicode_props.py          # with the `test` extra: tiktoken and tokenizers
 
-tests/test_unicode_props.py checks the header against both installed oracles on every code point (slow tier).
+tests/exactness/test_unicode_props.py checks the header against both installed oracles on every code point (slow tier).
 """
 from __future__ import annotations
 

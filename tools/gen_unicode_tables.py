@@ -5,7 +5,7 @@ tiktoken's own regex engine (fancy-regex over Rust's `regex` crate), asked about
 probe in tests/tiktoken_probe.py. Not from the `regex` package: its Unicode is newer and disagrees with
 tiktoken's on thousands of code points (this script prints how many, per class). Not from `unicodedata`
 either (Python 3.11 ships Unicode 14), nor from ``str.isspace`` (which counts U+001C..U+001F as space
-where ``\\s`` does not). tests/test_unicode_tables.py checks the generated tables against the installed
+where ``\\s`` does not). tests/exactness/test_unicode_tables.py checks the generated tables against the installed
 tiktoken on all 1,114,112 code points; rerun this script when it fails (with the `test` extra installed:
 tiktoken, and `regex` for the comparison):
 

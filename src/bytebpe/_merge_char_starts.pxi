@@ -12,7 +12,7 @@
 # while c is still in parts: if that merge ranks below the one of c with its neighbour, the loop from whole
 # characters makes it first too. Each merge elsewhere is made in the same order either way. So both loops
 # end with the same parts. (Tested against tiktoken on every piece of the multilingual corpus and by
-# hypothesis in tests/test_char_starts.py.)
+# hypothesis in tests/unit/test_char_starts.py.)
 #
 # "Could occur here": condition (1) is kept per side of c and per class of the byte across the boundary
 # (ASCII or not), so that " \xe6" (a space and a lead byte, an early token of o200k_base) only rules out

@@ -28,7 +28,7 @@
  *   characters and a non-space follows (`\s+(?!\S)`).
  * Apostrophes (contractions) and bytes >= 0x80 are "hard": the window stops before them and the scalar
  * scanner takes over (see _pretokenize.pyx). The rules are tested against `regex` and tiktoken on every
- * combination of classes (tests/test_pretokenize.py).
+ * combination of classes (tests/unit/test_pretokenize.py).
  *
  * WHICH STARTS ARE CERTAIN. Everything above looks back only, except whitespace runs: where a run's last
  * line break is, and whether a non-space follows, depend on where the run ends. So a window is trusted up

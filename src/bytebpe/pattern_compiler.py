@@ -36,7 +36,7 @@ with these limits, each refused with its reason:
 
 One known difference from an oracle: tiktoken 0.14's engine cuts "ab" whole by `ab+c?b+|[\\s\\S]` (a run, an
 optional item, a run of an overlapping class), which cannot match fewer than three characters; the scanner
-follows the pattern, as HF and the `regex` package do (tests/test_pattern_compiler.py records it). No pattern
+follows the pattern, as HF and the `regex` package do (tests/exactness/test_pattern_compiler.py records it). No pattern
 in use has that shape.
 
 Character classes are built from each code point's properties as the oracle's engine sees them

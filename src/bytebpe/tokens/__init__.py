@@ -6,6 +6,6 @@
   set), and loading any of them back (`load_tokens`, `load_token_files`, `load_token_shards`);
 - `writer`: writing one set, whole or in numbered shards with its index, committed together.
 
-`arrays` is a file format (layer 1 of tests/test_layers.py); `layout` and `writer` belong to the dataset
+`arrays` is a file format (layer 1 of tests/unit/test_layers.py); `layout` and `writer` belong to the dataset
 pipelines that use them.
 """
