@@ -391,9 +391,10 @@ class Encoding:
         starts inside one holds that piece of it as ordinary text), and a result that holds a disallowed one
         raises ValueError, as encode(result) would. For an encoding with a normalizer the text must already be
         normalized (the result is a part of it). An encoding read from a tokenizer.json counts as HF does, the
-        post-processor's ids included (add_special_tokens=True); one whose pre-tokenizer is not one split
-        pattern, or whose added tokens (lstrip, rstrip, single_word, normalized), normalizer or ByteLevel
-        prefix space apply around it, raises TypeError, as does an encoding whose pattern the compiled
+        post-processor's ids included (add_special_tokens=True), and takes text already in the normal form its
+        normalizer applies (Qwen's NFC); one whose pre-tokenizer is not one split pattern, or whose added
+        tokens (lstrip, rstrip, single_word, normalized), other normalizer or ByteLevel prefix space apply
+        around it, raises TypeError, as does an encoding whose pattern the compiled
         scanner does not run (and ``side="left"``, one whose pattern reads the start of the text: ``^``,
         ``\\A``).
         """

@@ -971,6 +971,7 @@ class TokenizerJsonEncoding(Encoding):
     suffix_ids: tuple[int, ...]
     """The ids put after each document's ids: the post-processor's with add_special_tokens=True, else ()."""
     _split_for_budgets: tuple[str, str] | None     # (pattern, dialect) truncate and chunks cut with, if one
+    _normal_form: str | None                        # the normalizer, when it is only a Unicode normal form
 
     @classmethod
     def _from_json_text(cls, text: str, name: str, add_special_tokens: bool = False,
@@ -1014,6 +1015,9 @@ class TokenizerJsonEncoding(Encoding):
                            vocabulary_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
         encoding._json_text = text
         encoding._split_for_budgets = pre_tokenizer.budget_pattern
+        normalizer_spec = spec.get("normalizer")
+        encoding._normal_form = normalizer_spec.get("type") if isinstance(normalizer_spec, dict) and \
+            normalizer_spec.get("type") in ("NFC", "NFD", "NFKC", "NFKD") else None
         encoding.add_special_tokens = add_special_tokens
         encoding.prefix_ids, encoding.suffix_ids = tuple(before), tuple(after)
         encoding._offset_trim = _OffsetTrim.of(processor, model, tokens)
@@ -1064,13 +1068,38 @@ class TokenizerJsonEncoding(Encoding):
                              f"every text (add_special_tokens=True): no part of the text fits")
         return max_tokens - extra if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else max_tokens
 
+    def _without_normal_form(self, text: str) -> TokenizerJsonEncoding | None:
+        """For a file whose normalizer is a Unicode normal form (Qwen's NFC): the same file without it (made
+        once), which counts `text` as this one does when `text` is in that form already -- the form holds for
+        every part of such a text, so the normalizer changes none. ValueError for text not in the form
+        (truncate and chunks return parts of the text given). None for other files."""
+        if self._normal_form is None:
+            return None
+        if not isinstance(text, str) or not unicodedata.is_normalized(self._normal_form, text):
+            if isinstance(text, str):
+                raise ValueError(f"{self.name!r} normalizes text to {self._normal_form} first: truncate and chunks "
+                                 f"return a part of the text given, so give it normalized "
+                                 f"(unicodedata.normalize({self._normal_form!r}, text))")
+            return None     # (not a str: the checks of Encoding name it)
+        twin = self.__dict__.get("_unnormalized")
+        if twin is None:
+            spec = json.loads(self._json_text)
+            spec["normalizer"] = None
+            twin = self._unnormalized = TokenizerJsonEncoding._from_json_text(
+                json.dumps(spec), self.name, self.add_special_tokens)
+        return twin
+
     def truncate(self, text: str, max_tokens: int, **options: Any) -> str:
+        if (twin := self._without_normal_form(text)) is not None:
+            return twin.truncate(text, max_tokens, **options)
         if self.prefix_ids or self.suffix_ids:
             # The ids the post-processor adds come from no character: the text gets the rest of the budget.
             return self._unwrapped_encoding().truncate(text, self._around_budget(max_tokens), **options)
         return super().truncate(text, max_tokens, **options)
 
     def chunks(self, text: str, max_tokens: int, **options: Any) -> list[str]:
+        if (twin := self._without_normal_form(text)) is not None:
+            return twin.chunks(text, max_tokens, **options)
         if self.prefix_ids or self.suffix_ids:
             return self._unwrapped_encoding().chunks(text, self._around_budget(max_tokens), **options)
         return super().chunks(text, max_tokens, **options)

@@ -1,11 +1,12 @@
 """truncate and chunks on encodings read from a tokenizer.json, against HF `tokenizers` by brute force: the
 result is the longest prefix (suffix) whose HF count fits, for files whose pre-tokenizer is one split the
-compiled scanner runs (GPT-2's pattern, a Qwen-style pattern in HF's dialect), with plain added tokens and
-with a post-processor's ids around the text. Files the searches cannot follow are refused, saying why."""
+compiled scanner runs (GPT-2's pattern, a Qwen-style pattern in HF's dialect, with Qwen's NFC normalizer),
+with plain added tokens and with a post-processor's ids around the text. Files the searches cannot follow are refused, saying why."""
 from __future__ import annotations
 
 import json
 import random
+import unicodedata
 
 import pytest
 from tokenizers import Tokenizer
@@ -36,9 +37,17 @@ def with_bos(spec_text: str) -> str:
     return json.dumps(spec)
 
 
+def with_nfc(spec_text: str) -> str:
+    """The file with Qwen's normalizer: NFC."""
+    spec = json.loads(spec_text)
+    spec["normalizer"] = {"type": "NFC"}
+    return json.dumps(spec)
+
+
 FILES = {
     "GPT-2's pattern": lambda: json.dumps(hf_json.tokenizer_json(bytebpe.get_encoding("gpt2"))),
     "a Qwen-style pattern (HF's dialect)": lambda: exported(MODEL_PRESETS["qwen2"].pattern),
+    "a Qwen-style pattern and NFC": lambda: with_nfc(exported(MODEL_PRESETS["qwen2"].pattern)),
 }
 
 
@@ -51,7 +60,8 @@ def texts(seed: int, corpus_dir) -> list[str]:
         source = rng.choice(sources)
         start = rng.randrange(len(source) - 300)
         found.append(source[start:start + rng.randrange(1, 160)])
-    return found
+    # In NFC (an NFC file's truncate takes normalized text): the corpora are, but for a stray character.
+    return [unicodedata.normalize("NFC", text) for text in found]
 
 
 def hf_counts(hf: Tokenizer, text: str, add_special_tokens: bool, suffixes: bool = False) -> list[int]:
@@ -105,6 +115,10 @@ def test_files_the_searches_cannot_follow_are_refused_saying_why():
     spec["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
     with pytest.raises(TypeError, match="added tokens, normalizer or prefix space"):
         bytebpe.from_tokenizer_json(json.dumps(spec)).truncate("Hello World", 1)
+    nfc = bytebpe.from_tokenizer_json(FILES["a Qwen-style pattern and NFC"]())
+    with pytest.raises(ValueError, match="normalizes text to NFC first"):
+        nfc.truncate("cafe\u0301 au lait", 3)    # "é" as e + combining acute: not NFC
+    assert nfc.truncate("café au lait", 3) == "café au"
     bos = bytebpe.from_tokenizer_json(with_bos(FILES["GPT-2's pattern"]()), add_special_tokens=True)
     with pytest.raises(ValueError, match="less than the 1 ids the post-processor puts around"):
         bos.truncate("Hello World", 0)
