@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
         save_piece_counts,
         train_from_counts,
     )
-    from .readers import BadDocumentError, ReadTally
+    from .readers import BadDocumentError, ReadOptions, ReadTally
     from .tokenizer_files import load_tokenizer
     from .training import EmptyCorpusWarning, train, train_from_files
     from .tokens.layout import (
@@ -66,6 +66,7 @@ __all__ = [
     "MODEL_PRESETS",
     "ModelFileError",
     "PieceCacheInfo",
+    "ReadOptions",
     "ReadTally",
     "ShardIndex",
     "TokenFiles",
@@ -108,6 +109,7 @@ __all__ = [
 # that `import bytebpe` stays as light as tiktoken's.
 _LAZY_NAMES = {
     "BadDocumentError": "readers",
+    "ReadOptions": "readers",
     "ReadTally": "readers",
     "EncodeSummary": "datasets",
     "FileStats": "datasets",

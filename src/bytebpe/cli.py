@@ -29,7 +29,8 @@ from .interrupts import Terminated, signals_raise
 from .model_files import MODEL_PRESETS
 from .piece_counts import count_pieces_from_files, load_piece_counts, save_piece_counts, train_from_counts
 from .progress import counted
-from .readers import STDIN_FORMATS, BadDocumentError, InputFile, ReadTally, check_read_options, find_input_files
+from .readers import (STDIN_FORMATS, BadDocumentError, InputFile, ReadOptions, ReadTally, check_read_options,
+                      find_input_files)
 from .tiktoken_cache import export_tiktoken_cache
 from .tokens import layout
 from .tokens.arrays import token_dtype
@@ -44,8 +45,8 @@ EXIT_INTERRUPTED = 130          # 128 + SIGINT, what shells report for Ctrl-C
 EXIT_BROKEN_PIPE = 141          # 128 + SIGPIPE, as `cat` into a closed pipe
 DECODE_CHUNK_TOKENS = 1 << 20   # tokens decoded at a time when writing a whole array out
 # The reading options' defaults (`_input_arguments`).
-READ_DEFAULTS = dict(field="text", lines=False, skip_bad=False, errors="strict", ignore_unknown=False,
-                     stdin_format="txt")
+# The reading options' defaults are ReadOptions' (readers.py): the parser's defaults come from here.
+READ_DEFAULTS = ReadOptions()
 
 
 class CommandError(Exception):
@@ -63,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("train: give INPUT files to count, or --from-counts COUNTS files" if not args.inputs else
                      "train: INPUT files and --from-counts are mutually exclusive: give one or the other")
     if args.command == "train" and args.from_counts:
-        given = [key for key, value in _read_options(args).items() if value != READ_DEFAULTS[key]]
+        given = [key for key, value in _read_options(args).keywords().items()
+                 if value != getattr(READ_DEFAULTS, key)]
         if given:
             parser.error(f"train: --{given[0].replace('_', '-')} is about reading INPUT files, and --from-counts "
                          f"reads none")
@@ -133,7 +135,7 @@ def _encode(args: argparse.Namespace) -> int:
             bos=_document_token(args.bos_token, False), workers=args.workers, format=args.format,
             progress=not args.quiet, fsync=args.fsync, val_fraction=args.val_fraction, seed=args.seed,
             shard_tokens=args.shard_tokens, engine=args.engine, ray_address=args.address, max_tokens=args.max_tokens,
-            **_read_options(args))
+            read=_read_options(args))
     except OSError as error:
         if isinstance(error, FileNotFoundError) and not _writes_output(error, output):
             raise   # an input that is not there: its own message names it
@@ -162,7 +164,7 @@ def _document_token(given: str | None, flag: bool) -> bool | str | int:
 def _count(args: argparse.Namespace) -> int:
     enc = _encoding_of(args)
     summary = datasets.count_files(args.inputs, encoding=enc, workers=args.workers, progress=not args.quiet,
-                                   budget=args.budget, **_read_options(args))
+                                   budget=args.budget, read=_read_options(args))
     _warn(summary.losses())
     over = [] if args.budget is None else [f"over {args.budget:,}"]
     rows = [[str(s.path), f"{s.documents:,}", f"{s.bytes:,}", f"{s.tokens:,}", f"{s.bytes_per_token:.3f}",
@@ -364,7 +366,7 @@ def _train(args: argparse.Namespace) -> int:
         # The library's own reader and chunking: the same documents as `encode` reads, in bounded memory.
         counts = count_pieces_from_files(
             args.inputs, pattern=args.pattern, pat_str=args.pat_str, tally=tally, progress=not args.quiet,
-            max_distinct_pieces=args.max_distinct_pieces, workers=args.workers, **_read_options(args))
+            max_distinct_pieces=args.max_distinct_pieces, workers=args.workers, read=_read_options(args))
         source = counted(tally.documents, "document")
     note = pruning_note(counts)     # before training empties the counts
     enc = train_from_counts(counts, args.vocab_size, special_tokens=special_tokens,
@@ -394,7 +396,7 @@ def _count_pieces(args: argparse.Namespace) -> int:
     tally = ReadTally()
     counts = count_pieces_from_files(
         args.inputs, pattern=args.pattern, pat_str=args.pat_str, tally=tally, progress=not args.quiet,
-        max_distinct_pieces=args.max_distinct_pieces, workers=args.workers, **_read_options(args))
+        max_distinct_pieces=args.max_distinct_pieces, workers=args.workers, read=_read_options(args))
     _write_output(output, lambda path: save_piece_counts(counts, path))
     _say(f"counted {counted(tally.documents, 'document')}: {len(counts):,} distinct pieces, {counts.total_pieces:,} "
          f"occurrences; wrote {output}", args)
@@ -729,10 +731,10 @@ def _input_files(args: argparse.Namespace, inputs: list[str]) -> list[InputFile]
     return files
 
 
-def _read_options(args: argparse.Namespace) -> dict[str, object]:
-    """The options of `readers` the input arguments hold, as keyword arguments of the library."""
-    return dict(field=args.field, lines=args.lines, skip_bad=args.skip_bad, errors=args.errors,
-                ignore_unknown=args.ignore_unknown, stdin_format=args.stdin_format)
+def _read_options(args: argparse.Namespace) -> ReadOptions:
+    """The reading options the input arguments hold, built once for the library's entry points."""
+    return ReadOptions(field=args.field, lines=args.lines, skip_bad=args.skip_bad, errors=args.errors,
+                       ignore_unknown=args.ignore_unknown, stdin_format=args.stdin_format)
 
 
 def _warn(lines: list[str]) -> None:
@@ -751,17 +753,17 @@ def _input_arguments(parser: argparse.ArgumentParser, required: bool = True, not
     parser.add_argument("inputs", nargs="+" if required else "*", metavar="INPUT",
                         help=".txt, .jsonl/.ndjson, .json (an array) or .parquet files, the text formats optionally "
                              ".gz/.bz2/.xz/.zst; - for standard input; or folders of them" + note)
-    parser.add_argument("--field", default=READ_DEFAULTS["field"],
+    parser.add_argument("--field", default=READ_DEFAULTS.field,
                         help="JSON field / Parquet column of the text (default: text)")
     parser.add_argument("--lines", action="store_true", help=".txt files: each line is a document")
     parser.add_argument("--skip-bad", action="store_true",
                         help="skip (and count) bad documents instead of stopping at the first")
-    parser.add_argument("--errors", choices=["strict", "replace"], default=READ_DEFAULTS["errors"],
+    parser.add_argument("--errors", choices=["strict", "replace"], default=READ_DEFAULTS.errors,
                         help="bytes that are not UTF-8: strict (default) stops naming file:line; replace reads "
                              "them as U+FFFD and counts them")
     parser.add_argument("--ignore-unknown", action="store_true",
                         help="skip (and count) files of other kinds inside folders instead of stopping")
-    parser.add_argument("--stdin-format", choices=list(STDIN_FORMATS), default=READ_DEFAULTS["stdin_format"],
+    parser.add_argument("--stdin-format", choices=list(STDIN_FORMATS), default=READ_DEFAULTS.stdin_format,
                         help="what - (standard input) holds (default: txt, one document)")
 
 

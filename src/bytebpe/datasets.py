@@ -34,8 +34,8 @@ from .encoded_documents import (Encoded, append_eot, cut_documents, document_tok
 from .encoding import Encoding
 from .progress import counted, progress_bar
 from .ray import encode_input_files
-from .readers import (BadDocumentError, InputFile, PathLike, check_inputs_unchanged, check_read_options,
-                      find_input_files)
+from .readers import (BadDocumentError, InputFile, PathLike, ReadOptions, check_inputs_unchanged,
+                      check_read_options, find_input_files)
 from .registry import get_encoding
 from .tokens.arrays import fsync_folder, token_dtype
 from .tokens.layout import (InputRecord, TokenFilesMeta, output_paths, output_prefix, tokenizer_sha256, utc_timestamp,
@@ -191,6 +191,7 @@ def encode_files(
     engine: Engine = "local",
     ray_address: str | None = None,
     max_tokens: int | None = None,
+    read: ReadOptions | None = None,
 ) -> EncodeSummary:
     """Encode every document of the input files into ``PREFIX.tokens.npy`` + ``PREFIX.offsets.npy``, described
     by ``PREFIX.meta.json`` (`TokenFilesMeta`; `load_token_files` reads the three back).
@@ -248,6 +249,10 @@ def encode_files(
         raise ValueError(f"engine must be 'local' or 'ray', got {engine!r}")
     if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):
         raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    # One set of reading options, as `read=` or as keywords (ReadOptions.resolve checks and refuses both).
+    field, lines, skip_bad, errors, ignore_unknown, stdin_format = ReadOptions.resolve(
+        read, field=field, lines=lines, skip_bad=skip_bad, errors=errors, ignore_unknown=ignore_unknown,
+        stdin_format=stdin_format).keywords().values()
     files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes, lines=lines, errors=errors,
                                    ignore_unknown=ignore_unknown, stdin_format=stdin_format,
                                    default_workers=engine == "local")
@@ -363,12 +368,17 @@ def count_files(
     ignore_unknown: bool = False,
     stdin_format: str = "txt",
     budget: int | None = None,
+    read: ReadOptions | None = None,
 ) -> EncodeSummary:
     """Like `encode_files` without writing anything: documents, bytes and tokens, per file and in total, and
     the most tokens of one document (`longest`); with ``budget=N`` also how many documents have more than N
     (`over_budget`), as a context window of N would have to cut them."""
     if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
         raise ValueError(f"budget must be a non-negative int, got {budget!r}")
+    # One set of reading options, as `read=` or as keywords (ReadOptions.resolve checks and refuses both).
+    field, lines, skip_bad, errors, ignore_unknown, stdin_format = ReadOptions.resolve(
+        read, field=field, lines=lines, skip_bad=skip_bad, errors=errors, ignore_unknown=ignore_unknown,
+        stdin_format=stdin_format).keywords().values()
     files, enc, workers = _prepare(paths, encoding, field, workers, batch_bytes, lines=lines, errors=errors,
                                    ignore_unknown=ignore_unknown, stdin_format=stdin_format)
     summary = EncodeSummary(dtype=token_dtype(enc.max_token_value).name, budget=budget)

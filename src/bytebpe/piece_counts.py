@@ -25,6 +25,7 @@ from . import _train, training
 from ._version import __version__
 from .atomic_write import write_bytes_atomically
 from .bundled import blake2b
+from .readers import ReadOptions
 
 if TYPE_CHECKING:
     from .readers import ReadTally
@@ -66,6 +67,7 @@ def count_pieces_from_files(
     pat_str: str | None = None, field: str = "text", lines: bool = False, skip_bad: bool = False,
     errors: str = "strict", ignore_unknown: bool = False, stdin_format: str = "txt", tally: ReadTally | None = None,
     progress: bool = False, max_distinct_pieces: int | None = None, workers: int | None = None,
+    read: ReadOptions | None = None,
 ) -> PieceCounts:
     """`count_pieces` of the documents of files, read exactly as `bytebpe.train_from_files` reads them (the
     same options; the counts are those `train_from_files` trains on). Everything is checked before any
@@ -73,6 +75,10 @@ def count_pieces_from_files(
     `UserWarning`. The progress bar counts bytes of the files, with their total size as its total."""
     resolved = training.resolve_pattern(None if pat_str is not None else pattern, pat_str)
     training.check_max_distinct_pieces(max_distinct_pieces)
+    # One set of reading options, as `read=` or as keywords (ReadOptions.resolve checks and refuses both).
+    field, lines, skip_bad, errors, ignore_unknown, stdin_format = ReadOptions.resolve(
+        read, field=field, lines=lines, skip_bad=skip_bad, errors=errors, ignore_unknown=ignore_unknown,
+        stdin_format=stdin_format).keywords().values()
     counts = training.count_files_pieces(
         paths, training.pretokenizer_for(resolved), field=field, lines=lines, skip_bad=skip_bad, errors=errors,
         ignore_unknown=ignore_unknown, stdin_format=stdin_format, tally=tally, progress=progress,

@@ -55,6 +55,7 @@ __all__ = [
     "InputFile",
     "InputFiles",
     "PathLike",
+    "ReadOptions",
     "ReadTally",
     "STDIN",
     "check_read_options",
@@ -73,6 +74,54 @@ COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
 STDIN = "-"
 STDIN_FORMATS = ("txt", "jsonl", "json")
 ERRORS = ("strict", "replace")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How the documents of input files are read: the one definition of these options and their defaults,
+    taken as ``read=`` by every entry point that reads files (`encode_files`, `count_files`,
+    `count_pieces_from_files`, `train_from_files`, `bytebpe.ray.encode_input_files`) and built once by the
+    command line from its options (--field, --lines, --skip-bad, --errors, --ignore-unknown, --stdin-format).
+    The entry points also take each option as a keyword of its own; one call gives one or the other."""
+
+    field: str = "text"             # the JSON field / Parquet column of the text
+    lines: bool = False             # .txt files: each line is a document
+    skip_bad: bool = False          # skip (and count) bad documents instead of stopping at the first
+    errors: str = "strict"          # bytes that are not UTF-8: "strict" stops naming file:line, "replace" U+FFFD
+    ignore_unknown: bool = False    # skip (and count) files of other kinds inside folders
+    stdin_format: str = "txt"       # what - (standard input) holds
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.field, str):
+            raise TypeError(f"field must be a str, got {type(self.field).__name__}")
+        for name in ("lines", "skip_bad", "ignore_unknown"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
+        if self.errors not in ERRORS:
+            raise ValueError(f"errors must be one of {', '.join(ERRORS)}, got {self.errors!r}")
+        if self.stdin_format not in STDIN_FORMATS:
+            raise ValueError(f"stdin_format must be one of {', '.join(STDIN_FORMATS)}, got {self.stdin_format!r}")
+
+    def keywords(self) -> dict[str, Any]:
+        """The options as the keyword arguments of the entry points."""
+        return {name: getattr(self, name) for name in _READ_OPTION_NAMES}
+
+    @classmethod
+    def resolve(cls, read: ReadOptions | None, **given: Any) -> ReadOptions:
+        """An entry point's options: `read`, or its keywords `given` (their defaults included), not both."""
+        if read is None:
+            return cls(**given)
+        if not isinstance(read, ReadOptions):
+            raise TypeError(f"read must be a ReadOptions, got {type(read).__name__}")
+        changed = [name for name, value in given.items() if value != getattr(_DEFAULT_READ, name)]
+        if changed:
+            raise TypeError(f"give the reading options as read=ReadOptions(...) or as keywords, not both "
+                            f"({changed[0]}= was given too)")
+        return read
+
+
+_READ_OPTION_NAMES = ("field", "lines", "skip_bad", "errors", "ignore_unknown", "stdin_format")
+_DEFAULT_READ = ReadOptions()
 # Parquet rows read at a time: bounded memory for big files, few Python calls for small documents.
 PARQUET_BATCH_ROWS = 1024
 # With cut=True, a `.txt` is read in documents of about this many characters (the cut needs a line break, so

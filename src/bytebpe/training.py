@@ -30,7 +30,7 @@ from ._core import MAX_TOKEN_ID  # the largest token id bytebpe accepts (_shared
 from .encoding import Encoding, check_special_text
 from .pretokenizer import SplitFunction, check_pattern, replace_surrogates, split_function
 from .progress import progress_bar
-from .readers import PathLike, ReadTally, check_read_options, find_input_files, read_texts
+from .readers import PathLike, ReadOptions, ReadTally, check_read_options, find_input_files, read_texts
 from .registry import ENCODING_SPECS
 
 __all__ = ["train", "train_from_files", "resolve_pattern", "count_split_pieces", "count_files_pieces", "EmptyCorpusWarning"]
@@ -492,6 +492,7 @@ def train_from_files(
     progress: bool = False,
     max_distinct_pieces: int | None = None,
     workers: int | None = None,
+    read: ReadOptions | None = None,
 ) -> Encoding:
     """`train` on the documents of files, read exactly as `encode_files` reads them (`readers`: `.txt`,
     `.jsonl`/`.ndjson`, `.json`, `.parquet`, compressed text, ``-``, folders; `field`, `lines`, `skip_bad`,
@@ -505,6 +506,10 @@ def train_from_files(
     """
     if jsonl_field is not None:
         field = jsonl_field
+    # One set of reading options, as `read=` or as keywords (ReadOptions.resolve checks and refuses both).
+    field, lines, skip_bad, errors, ignore_unknown, stdin_format = ReadOptions.resolve(
+        read, field=field, lines=lines, skip_bad=skip_bad, errors=errors, ignore_unknown=ignore_unknown,
+        stdin_format=stdin_format).keywords().values()
     pat_str = check_train_arguments(vocab_size, pattern, pat_str, special_tokens, min_frequency, max_token_length,
                                      name, max_distinct_pieces)
     counts = count_files_pieces(paths, pretokenizer_for(pat_str), field=field, lines=lines, skip_bad=skip_bad,

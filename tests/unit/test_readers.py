@@ -347,3 +347,35 @@ def test_cutting_a_txt_for_training_follows_the_line_rule_whatever_the_blocks(tm
     else:
         expected = cut_where_lines_allow(readable, cut_chars)
     assert got == expected
+
+
+def test_reading_options_are_one_object_or_keywords_never_both(tmp_path, tiktoken_encoding):
+    data = tmp_path / "docs.jsonl"
+    write_jsonl(data, ["first document", "second"])
+    (tmp_path / "bad.jsonl").write_text('{"text": "ok"}\nnot json\n', encoding="utf-8")
+    options = bytebpe.ReadOptions(field="text", skip_bad=True)
+    # The same reading, given either way.
+    by_object = bytebpe.count_files([data, tmp_path / "bad.jsonl"], encoding="cl100k_base", read=options)
+    by_keywords = bytebpe.count_files([data, tmp_path / "bad.jsonl"], encoding="cl100k_base", skip_bad=True)
+    assert (by_object.documents, by_object.tokens, by_object.skipped) == \
+        (by_keywords.documents, by_keywords.tokens, by_keywords.skipped) == (3, by_keywords.tokens, 1)
+    counts = bytebpe.count_pieces_from_files(data, read=options)
+    assert counts.to_dict() == bytebpe.count_pieces_from_files(data, skip_bad=True).to_dict() != {}
+    enc = bytebpe.train_from_files(data, 260, read=options)
+    assert enc.n_vocab == bytebpe.train_from_files(data, 260, skip_bad=True).n_vocab
+    with pytest.raises(TypeError, match="read=ReadOptions\\(...\\) or as keywords, not both \\(lines="):
+        bytebpe.count_files(data, encoding="cl100k_base", read=options, lines=True)
+    with pytest.raises(TypeError, match="read must be a ReadOptions"):
+        bytebpe.encode_files(data, encoding="cl100k_base", output=tmp_path / "o", read={"field": "text"})
+    assert not list(tmp_path.glob("o.*"))
+
+
+@pytest.mark.parametrize(("options", "error", "message"), [
+    (dict(errors="ignore"), ValueError, "errors must be one of strict, replace"),
+    (dict(stdin_format="csv"), ValueError, "stdin_format must be one of txt, jsonl, json"),
+    (dict(lines="yes"), TypeError, "lines must be a bool"),
+    (dict(field=3), TypeError, "field must be a str"),
+])
+def test_reading_options_are_checked_when_made(options, error, message):
+    with pytest.raises(error, match=message):
+        bytebpe.ReadOptions(**options)
