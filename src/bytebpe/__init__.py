@@ -105,8 +105,8 @@ __all__ = [
     "train_from_files",
 ]
 
-# The dataset tools bring numpy, gzip, json and threads along (~70 ms): they are imported on first use, so
-# that `import bytebpe` stays as light as tiktoken's.
+# The dataset tools bring numpy, gzip, json and threads along: they are imported on first use, so that
+# `import bytebpe` stays as light as tiktoken's (benchmarks/README.md has the import times).
 _LAZY_NAMES = {
     "BadDocumentError": "readers",
     "ReadOptions": "readers",

@@ -2222,18 +2222,18 @@ cdef list _offset_pairs(const int64_t* offsets, Py_ssize_t n):
     return pairs
 
 
-# numpy.empty and the uint32 dtype, looked up on first use (importing numpy costs ~100 ms and most callers
-# want lists) and then kept: an import statement and a typed memoryview per call cost ~3 us, which made
-# encode_to_numpy slower than encode on a 300-character document (10.5 us against 7.5 us).
+# numpy.empty and the uint32 dtype, looked up on first use (most callers want lists and never pay for
+# numpy's import) and then kept: an import statement and a typed memoryview per call made encode_to_numpy
+# slower than encode on short documents.
 cdef object _numpy_empty = None
 cdef object _numpy_frombuffer = None
 cdef object _numpy_uint32 = None
 # Whether a new array's data pointer can be read from its head (bytebpe_ndarray_head) rather than through the
-# buffer protocol, which costs ~0.1 us per array; checked once against numpy's own answer.
+# buffer protocol (a cost per array that short documents feel); checked once against numpy's own answer.
 cdef bint _numpy_head_known = False
 # numpy's own constructor of a new uint32 array, from its C API table (the `_ARRAY_API` capsule that
-# numpy's import_array reads): a call through numpy.empty parses its arguments and costs ~0.1 us, most of
-# what kept encode_to_numpy slower than encode on short documents. Taken only from the two C ABIs whose
+# numpy's import_array reads): a call through numpy.empty parses its arguments, most of what kept
+# encode_to_numpy slower than encode on short documents. Taken only from the two C ABIs whose
 # table we know (slot 2 is the ndarray type and slot 94 PyArray_NewFromDescr in both), and checked on a
 # real array; otherwise numpy.empty.
 cdef NewArrayFromDescr _numpy_new_from_descr = NULL
@@ -2318,8 +2318,8 @@ cdef object _array_from(const void* data, Py_ssize_t count, Py_ssize_t item_size
 cdef object _to_numpy(vector[Rank]& ids):
     """The ids as a uint32 numpy array. A large result takes over the vector's buffer (`ids` is left empty):
     no copy, so it costs its size once, not twice. A small one is copied into a new array: lending a buffer
-    costs a wrapper object and numpy's buffer-protocol import, ~0.3 us, which made encode_to_numpy slower
-    than encode on short documents (see NUMPY_COPY_MAX_IDS)."""
+    costs a wrapper object and numpy's buffer-protocol import, which made encode_to_numpy slower than encode
+    on short documents (see NUMPY_COPY_MAX_IDS)."""
     _load_numpy()
     if ids.size() <= NUMPY_COPY_MAX_IDS:
         return _array_from(ids.data(), ids.size(), sizeof(Rank), None)

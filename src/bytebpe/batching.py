@@ -75,8 +75,8 @@ def split_by_size(texts: Sequence[str], n_chunks: int) -> list[Sequence[str]]:
     >>> [list(c) for c in split_by_size(["aaaa", "b", "c", "dddd"], 2)]
     [['aaaa', 'b'], ['c', 'dddd']]
     """
-    # Running totals and a binary search per chunk, not a Python loop over the texts: on 400 documents of a
-    # 1 MB batch that loop took ~100 us, a few percent of the whole batch on two threads.
+    # Running totals and a binary search per chunk, not a Python loop over the texts: the loop cost a few
+    # percent of a whole batch of short documents on two threads (benchmarks/README.md).
     ends = list(itertools.accumulate(map(len, texts)))
     total = ends[-1] if ends else 0
     target = max(1, -(-total // max(1, n_chunks)))

@@ -1003,7 +1003,7 @@ class TokenizerJsonEncoding(Encoding):
                                          "token (bytebpe could not decode it)")
 
         specials = AddedTokens(tokens, model.decode_only, normalize, pre_tokenizer.prefix_space, before, after)
-        import hashlib  # (here: importing it costs ~2 ms, which loading any other kind of file should not pay)
+        import hashlib  # (here: loading any other kind of file should not pay for its import)
 
         encoding = cls.__new__(cls)
         # The pattern is only bookkeeping when the pre-tokenizer is a Python callable.

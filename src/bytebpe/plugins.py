@@ -36,7 +36,7 @@ class PluginError(RuntimeError):
 
 
 def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
-    import importlib.metadata   # ~30 ms to import: only when a name is looked for among the plugins
+    import importlib.metadata   # slow to import: only when a name is looked for among the plugins
 
     return {entry.name: entry for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
