@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
     from .training import EmptyCorpusWarning, train, train_from_files
     from .tokens.layout import (
         EncodingMismatchError,
+        OutputOptions,
         ShardIndex,
         TokenFiles,
         TokenFilesMeta,
@@ -66,6 +67,7 @@ __all__ = [
     "MODEL_PRESETS",
     "ModelFileError",
     "PieceCacheInfo",
+    "OutputOptions",
     "ReadOptions",
     "ReadTally",
     "ShardIndex",
@@ -116,6 +118,7 @@ _LAZY_NAMES = {
     "count_files": "datasets",
     "encode_files": "datasets",
     "EncodingMismatchError": "tokens.layout",
+    "OutputOptions": "tokens.layout",
     "TokenFiles": "tokens.layout",
     "TokenFilesMeta": "tokens.layout",
     "load_token_files": "tokens.layout",

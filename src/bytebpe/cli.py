@@ -33,6 +33,7 @@ from .readers import (STDIN_FORMATS, BadDocumentError, InputFile, ReadOptions, R
                       find_input_files)
 from .tiktoken_cache import export_tiktoken_cache
 from .tokens import layout
+from .tokens.layout import OutputOptions
 from .tokens.arrays import token_dtype
 from .tokenizer_files import load_tokenizer_file
 from .training import check_train_arguments, pruning_note, resolve_pattern
@@ -131,11 +132,11 @@ def _encode(args: argparse.Namespace) -> int:
     enc = _encoding_of(args)
     try:
         summary = datasets.encode_files(
-            args.inputs, encoding=enc, output=output, eot=_document_token(args.eot_token, args.eot),
-            bos=_document_token(args.bos_token, False), workers=args.workers, format=args.format,
-            progress=not args.quiet, fsync=args.fsync, val_fraction=args.val_fraction, seed=args.seed,
-            shard_tokens=args.shard_tokens, engine=args.engine, ray_address=args.address, max_tokens=args.max_tokens,
-            read=_read_options(args))
+            args.inputs, encoding=enc, eot=_document_token(args.eot_token, args.eot),
+            bos=_document_token(args.bos_token, False), workers=args.workers, progress=not args.quiet,
+            engine=args.engine, ray_address=args.address, max_tokens=args.max_tokens, read=_read_options(args),
+            output=OutputOptions(output, format=args.format, shard_tokens=args.shard_tokens,
+                                 val_fraction=args.val_fraction, seed=args.seed, fsync=args.fsync))
     except OSError as error:
         if isinstance(error, FileNotFoundError) and not _writes_output(error, output):
             raise   # an input that is not there: its own message names it

@@ -38,8 +38,8 @@ from .readers import (BadDocumentError, InputFile, PathLike, ReadOptions, check_
                       check_read_options, find_input_files)
 from .registry import get_encoding
 from .tokens.arrays import fsync_folder, token_dtype
-from .tokens.layout import (InputRecord, TokenFilesMeta, output_paths, output_prefix, tokenizer_sha256, utc_timestamp,
-                            vocabulary_sha256)
+from .tokens.layout import (InputRecord, OutputOptions, TokenFilesMeta, output_paths, output_prefix, tokenizer_sha256,
+                            utc_timestamp, vocabulary_sha256)
 from .tokens.writer import SetCounts, TokenSetWriter, commit_together, remove_set, remove_stale_partial_files_of_set
 
 __all__ = [
@@ -171,7 +171,7 @@ def encode_files(
     paths: PathLike | Sequence[PathLike],
     *,
     encoding: str | Encoding,
-    output: PathLike,
+    output: PathLike | OutputOptions,
     field: str = "text",
     lines: bool = False,
     eot: bool | str | int = False,
@@ -209,7 +209,8 @@ def encode_files(
     document (BEGIN_OF_TEXT_TOKENS). ``max_tokens=N`` keeps each document's first N ids (``encode(text)[:N]``,
     before `bos` and `eot` are added; the metadata records N).
     ``format="bin"`` writes nanoGPT's raw ``PREFIX.bin`` instead of the tokens `.npy`. `output` is the
-    prefix, or the name of one of the files (``val.bin`` with format "bin"; see `output_prefix`); a folder is
+    prefix, or an `OutputOptions` holding it with `format`, `shard_tokens`, `val_fraction`, `seed` and `fsync`
+    (then those keywords stay unset), or the name of one of the files (``val.bin`` with format "bin"; see `output_prefix`); a folder is
     a ValueError. The metadata records the encoding's name and vocabulary sha256, the counts, the inputs
     (path, size), the options, the bytebpe version and the time.
 
@@ -235,16 +236,12 @@ def encode_files(
     the cluster offers) and writes here, in input order: the files are byte for byte the local engine's. The
     inputs must be paths every node can read (a shared file system).
     """
-    if format not in ("npy", "bin"):
-        raise ValueError(f"format must be 'npy' or 'bin', got {format!r}")
+    # One set of output options, as `output=OutputOptions(...)` or as a prefix and keywords (checked there).
+    out = OutputOptions.resolve(output, format=format, shard_tokens=shard_tokens, val_fraction=val_fraction,
+                                seed=seed, fsync=fsync)
+    output, format, shard_tokens, val_fraction, seed, fsync = (out.prefix, out.format, out.shard_tokens,
+                                                               out.val_fraction, out.seed, out.fsync)
     prefix = output_prefix(output, format)
-    if val_fraction is not None and not (isinstance(val_fraction, (int, float)) and 0 < val_fraction < 1):
-        raise ValueError(f"val_fraction must be a number between 0 and 1 (exclusive), got {val_fraction!r}")
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-    if shard_tokens is not None and (not isinstance(shard_tokens, int) or isinstance(shard_tokens, bool)
-                                     or shard_tokens < 1):
-        raise ValueError(f"shard_tokens must be a positive int, got {shard_tokens!r}")
     if engine not in ("local", "ray"):
         raise ValueError(f"engine must be 'local' or 'ray', got {engine!r}")
     if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):

@@ -503,3 +503,28 @@ def test_count_with_a_budget_counts_the_documents_over_it(tmp_path, corpus_dir, 
     assert f"{summary.over_budget:,} documents of {len(lengths):,} over the budget of 1,000 tokens" in err
     with pytest.raises(ValueError, match="budget must be"):
         bytebpe.count_files(path, encoding="o200k_base", budget=-1)
+
+
+def test_output_options_are_one_object_or_a_prefix_and_keywords_never_both(tmp_path):
+    data = tmp_path / "docs.jsonl"
+    data.write_text("".join(json.dumps({"text": f"document {i} " * 30}) + "\n" for i in range(40)), encoding="utf-8")
+    options = bytebpe.OutputOptions(tmp_path / "a", format="bin", shard_tokens=500, val_fraction=0.25, seed=3)
+    by_object = bytebpe.encode_files(data, encoding="gpt2", output=options)
+    by_keywords = bytebpe.encode_files(data, encoding="gpt2", output=tmp_path / "b", format="bin", shard_tokens=500,
+                                       val_fraction=0.25, seed=3)
+    assert by_object.splits.keys() == by_keywords.splits.keys() == {"train", "val"}
+    assert (by_object.documents, by_object.tokens) == (by_keywords.documents, by_keywords.tokens)
+    for part in ("train", "val"):
+        ours = bytebpe.load_tokens(tmp_path / f"a.{part}")
+        theirs = bytebpe.load_tokens(tmp_path / f"b.{part}")
+        assert ours.n_documents == theirs.n_documents > 0
+        assert all((ours.document(i) == theirs.document(i)).all() for i in range(ours.n_documents))
+    with pytest.raises(TypeError, match="output=OutputOptions\\(...\\) or as keywords, not both \\(format="):
+        bytebpe.encode_files(data, encoding="gpt2", output=bytebpe.OutputOptions(tmp_path / "c"), format="bin")
+    for bad, message in [(dict(format="txt"), "format must be 'npy' or 'bin'"),
+                         (dict(val_fraction=1.0), "val_fraction must be a number between 0 and 1"),
+                         (dict(seed=-1), "seed must be a non-negative int"),
+                         (dict(shard_tokens=0), "shard_tokens must be a positive int")]:
+        with pytest.raises(ValueError, match=message):
+            bytebpe.OutputOptions(tmp_path / "d", **bad)
+    assert not list(tmp_path.glob("c.*")) and not list(tmp_path.glob("d.*"))

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EncodingMismatchError",
     "InputRecord",
+    "OutputOptions",
     "OutputPaths",
     "ShardIndex",
     "ShardRecord",
@@ -67,6 +68,48 @@ INDEX_SUFFIX = ".index.json"
 META_VERSION = 1
 # Suffixes of the files of a set, longest first: any of them names the set (for decode, info, the loader).
 _SET_SUFFIXES = (".tokens.npy", ".offsets.npy", META_SUFFIX, INDEX_SUFFIX, ".bin")
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    """Where and how a run writes its token files: the one definition of these options, their defaults and
+    checks, taken by `encode_files` as its ``output=`` (instead of a prefix and the keywords of its own) and
+    built once by the command line (-o, --format, --shard-tokens, --val-fraction, --seed, --fsync)."""
+
+    prefix: str | os.PathLike[str]          # -o PREFIX (or the name of one of the set's files)
+    format: Format = "npy"                  # "npy", or "bin": nanoGPT's raw PREFIX.bin
+    shard_tokens: int | None = None         # numbered shards of at most this many tokens, and an index
+    val_fraction: float | None = None       # each document goes to PREFIX.val.* with this probability
+    seed: int = 0                           # the seed of that split
+    fsync: bool = False                     # flush the files and their folder to disk before committing
+
+    def __post_init__(self) -> None:
+        if self.format not in ("npy", "bin"):
+            raise ValueError(f"format must be 'npy' or 'bin', got {self.format!r}")
+        if self.val_fraction is not None and not (isinstance(self.val_fraction, (int, float))
+                                                  and not isinstance(self.val_fraction, bool)
+                                                  and 0 < self.val_fraction < 1):
+            raise ValueError(f"val_fraction must be a number between 0 and 1 (exclusive), got {self.val_fraction!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
+        if self.shard_tokens is not None and (not isinstance(self.shard_tokens, int)
+                                              or isinstance(self.shard_tokens, bool) or self.shard_tokens < 1):
+            raise ValueError(f"shard_tokens must be a positive int, got {self.shard_tokens!r}")
+        if not isinstance(self.fsync, bool):
+            raise TypeError(f"fsync must be a bool, got {type(self.fsync).__name__}")
+
+    @classmethod
+    def resolve(cls, output: str | os.PathLike[str] | OutputOptions, **given: Any) -> OutputOptions:
+        """An entry point's options: `output` itself when it is an OutputOptions (then the keywords `given`
+        must be left at their defaults), else `output` as the prefix with the keywords."""
+        if not isinstance(output, OutputOptions):
+            return cls(output, **given)
+        defaults = cls(output.prefix)
+        changed = [name for name, value in given.items() if value != getattr(defaults, name)]
+        if changed:
+            raise TypeError(f"give the output options in output=OutputOptions(...) or as keywords, not both "
+                            f"({changed[0]}= was given too)")
+        return output
 
 
 class OutputPaths(NamedTuple):
