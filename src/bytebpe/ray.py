@@ -33,7 +33,8 @@ from .encoding import Encoding, load
 from .readers import BadDocumentError
 from .registry import get_encoding
 from .tokens.arrays import fsync_folder, token_dtype
-from .tokens.layout import TokenFilesMeta, output_prefix, tokenizer_sha256, utc_timestamp, vocabulary_sha256
+from .tokens.layout import (OutputOptions, TokenFilesMeta, output_prefix, tokenizer_sha256, utc_timestamp,
+                            vocabulary_sha256)
 from .tokens.writer import SetCounts, TokenSetWriter, remove_stale_partial_files_of_set
 
 if TYPE_CHECKING:
@@ -197,7 +198,7 @@ def _worker_kwargs(enc: Encoding, column: str, output_column: str, eot: bool,
 
 def write_token_files(
     ds: ray.data.Dataset,
-    output: str | os.PathLike[str],
+    output: str | os.PathLike[str] | OutputOptions,
     *,
     encoding: str | os.PathLike[str] | Encoding,
     column: str = "text",
@@ -212,10 +213,15 @@ def write_token_files(
     """Tokenize `ds` on the cluster and write `bytebpe encode`'s files for it at `output` (a prefix, as there):
     the ids of every document in the dataset's order, the offsets, and the metadata sidecar — or with
     `shard_tokens` the same shards and index as ``bytebpe encode --shard-tokens``. Returns the
-    `TokenFilesMeta` of the whole set. The files appear together when complete; a failure leaves none."""
+    `TokenFilesMeta` of the whole set. The files appear together when complete; a failure leaves none.
+    `output` may be an `OutputOptions` holding the prefix, `format`, `shard_tokens` and `fsync` (a dataset is
+    not split: its `val_fraction` must be unset)."""
     ray = _import_ray()
-    if format not in ("npy", "bin"):
-        raise ValueError(f"format must be 'npy' or 'bin', got {format!r}")
+    out = OutputOptions.resolve(output, format=format, shard_tokens=shard_tokens, fsync=fsync)
+    if out.val_fraction is not None:
+        raise ValueError("write_token_files writes one set: split the dataset first (ds.split_proportionately) "
+                         "and write each part, instead of val_fraction")
+    output, format, shard_tokens, fsync = out.prefix, out.format, out.shard_tokens, out.fsync
     enc = _encoding(encoding)
     prefix = output_prefix(output, format)
     kwargs = _worker_kwargs(enc, column, "tokens", eot, frozenset(), num_cpus, keep_input=False, count_bytes=True)

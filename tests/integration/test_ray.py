@@ -123,8 +123,12 @@ def test_write_token_files_gives_the_local_commands_arrays_byte_for_byte(ray, co
         for i, path in enumerate(inputs):
             pq.write_table(pa.table({"text": texts_of(path)}), tmp_path / "parquet" / f"{i}.parquet")
         ds = ray.data.read_parquet(sorted(str(path) for path in (tmp_path / "parquet").iterdir()))
-    meta = bytebpe.ray.write_token_files(ds, tmp_path / "ray" / "o", encoding="o200k_base", eot=eot,
-                                         batch_size=100, shard_tokens=shard_tokens)
+    if source == "jsonl":
+        meta = bytebpe.ray.write_token_files(ds, tmp_path / "ray" / "o", encoding="o200k_base", eot=eot,
+                                             batch_size=100, shard_tokens=shard_tokens)
+    else:   # the output options as one object
+        options = bytebpe.OutputOptions(tmp_path / "ray" / "o", shard_tokens=shard_tokens)
+        meta = bytebpe.ray.write_token_files(ds, options, encoding="o200k_base", eot=eot, batch_size=100)
     names = sorted(os.listdir(tmp_path / "local"))
     assert sorted(os.listdir(tmp_path / "ray")) == names
     assert len(names) == (3 * local.shards[str(tmp_path / "local" / "o")] + 1 if eot else 3)
@@ -154,6 +158,10 @@ def test_bad_input_fails_naming_the_column_and_leaves_nothing(ray, tmp_path):
     with pytest.raises(Exception, match="no column 'body'"):
         bytebpe.ray.write_token_files(ray.data.from_items([{"text": "x"}]), tmp_path / "o", encoding="gpt2",
                                       column="body")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="writes one set: split the dataset first"):
+        bytebpe.ray.write_token_files(ray.data.from_items([{"text": "x"}]),
+                                      bytebpe.OutputOptions(tmp_path / "o", val_fraction=0.1), encoding="gpt2")
     assert list(tmp_path.iterdir()) == []
 
 
