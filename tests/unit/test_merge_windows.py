@@ -20,7 +20,7 @@ def long_pieces(seed: int) -> dict[str, bytes]:
     together -- "theofandthe..." -- have a token across nearly every offset, so they are rarely cut.)"""
     rng = random.Random(seed)
     letters = "abcdefghijklmnopqrstuvwxyz"
-    n = 3 * WINDOWS_MIN_BYTES
+    n = 2 * WINDOWS_MIN_BYTES + WINDOW_BYTES    # three windows at least
     return {
         "lowercase": "".join(rng.choices(letters, k=n)).encode(),
         "mixed case": "".join(rng.choices(letters + letters.upper(), k=n)).encode(),
@@ -29,7 +29,7 @@ def long_pieces(seed: int) -> dict[str, bytes]:
     }
 
 
-@pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 @pytest.mark.parametrize("kind", list(long_pieces(0)))
 def test_long_pieces_merged_by_windows_have_tiktokens_ids(name, kind, tiktoken_encoding):
     reference = tiktoken_encoding(name)
@@ -99,7 +99,7 @@ def test_a_piece_with_no_cut_merges_whole():
     assert table.merge_bytes(piece) == [ranks[b"abab"]] * (WINDOWS_MIN_BYTES // 2)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), drop_bytes=st.booleans(), n_merges=st.integers(50, 600))
 def test_long_pieces_merged_by_windows_under_the_pair_rank_rule_have_hfs_ids(seed, drop_bytes, n_merges):
     # HF's rule with adversarial vocabularies (tests/unit/test_pair_rank.py), some bytes without a token.
