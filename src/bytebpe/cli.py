@@ -138,11 +138,9 @@ def _encode(args: argparse.Namespace) -> int:
             output=OutputOptions(output, format=args.format, shard_tokens=args.shard_tokens,
                                  val_fraction=args.val_fraction, seed=args.seed, fsync=args.fsync))
     except OSError as error:
-        if isinstance(error, FileNotFoundError) and not _writes_output(error, output):
-            raise   # an input that is not there: its own message names it
         if _writes_output(error, output):
             raise _output_error(error, output) from None
-        raise
+        raise   # about an input: its own message names it
     if args.quiet:
         _warn(summary.losses())
     _say(summary.describe() + ("" if args.encoding or args.tokenizer else

@@ -1062,11 +1062,13 @@ class TokenizerJsonEncoding(Encoding):
 
     def _around_budget(self, max_tokens: int) -> int:
         """`max_tokens` less the post-processor's ids, which every text (the empty one too) is given."""
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
+            return max_tokens   # Encoding's checks name what is wrong with it
         extra = len(self.prefix_ids) + len(self.suffix_ids)
-        if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and 0 <= max_tokens < extra:
+        if max_tokens < extra:
             raise ValueError(f"max_tokens={max_tokens} is less than the {extra} ids the post-processor puts around "
                              f"every text (add_special_tokens=True): no part of the text fits")
-        return max_tokens - extra if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else max_tokens
+        return max_tokens - extra
 
     def _without_normal_form(self, text: str) -> TokenizerJsonEncoding | None:
         """For a file whose normalizer is a Unicode normal form (Qwen's NFC): the same file without it (made
