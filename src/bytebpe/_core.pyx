@@ -79,6 +79,12 @@ from libcpp.queue cimport priority_queue
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 from libcpp.algorithm cimport lower_bound
+from libcpp.atomic cimport atomic
+from cpython.exc cimport PyErr_CheckSignals
+from libc.stdlib cimport free, malloc
+
+cdef extern from "<thread>" nogil:
+    void _yield_thread "std::this_thread::yield"()
 
 from bytebpe._pretokenize cimport COMPILED, PatternProgram, ScanSpec, Scanner, scan_pieces
 
@@ -184,6 +190,18 @@ cdef enum:
 # pieces are still in cache when merged, large enough that releasing the GIL once per group is free.
 cdef enum:
     BATCH_GROUP_BYTES = 65536
+# A batch encoded by several threads into one array (FlatBatch) is cut into groups of 1 / (FLAT_GROUP_SHARE *
+# threads) of the bytes still to come, of at least FLAT_GROUP_MIN_BYTES (each group is a hand-over).
+cdef enum:
+    FLAT_GROUP_SHARE = 4
+    FLAT_GROUP_MIN_BYTES = 8192
+# FlatBatch.assembly: the result's ids not yet allocated, being allocated, allocated (threads copy groups
+# in), or refused by malloc.
+cdef enum:
+    ASSEMBLY_NOT_STARTED = 0
+    ASSEMBLY_ALLOCATING = 1
+    ASSEMBLY_COPYING = 2
+    ASSEMBLY_NO_MEMORY = 3
 # Dense id tables are allowed to be at most this many times (plus a constant) larger than the token count.
 cdef enum:
     MAX_ID_SPARSITY = 64
@@ -1493,9 +1511,12 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
                                 vector[Rank]& out, MergeCache& cache, PieceCacheCore* pieces) except -2 nogil:
     """The fused encode loop: scan pieces, look each up whole, merge the rest, append ids to `out`.
 
-    Pieces come SCAN_BATCH at a time. Whole-piece lookups are memory-bound (the large table is megabytes),
-    so a first pass hashes every piece of the batch and prefetches its slots, and the lookups of the second
-    pass then find them in cache instead of waiting on each miss in turn.
+    Pieces come SCAN_BATCH at a time, in three passes, because every lookup is a random read of a table
+    larger than the CPU's nearer caches and a read waited for stalls the loop: the first pass hashes every
+    piece and prefetches its slot in the token table; the second finds the pieces that are whole tokens
+    (their slots mostly arrived meanwhile) and prefetches, for each piece that is not, the cache entry the
+    third pass will read first; the third appends the tokens' ids in runs and merges the other pieces
+    through the caches.
 
     A piece to merge of up to PIECE_CACHE_MAX_PIECE bytes is looked for in the persistent cache `pieces`
     (NULL when off), merged on a miss and offered to it; other pieces go through the call's merge cache.
@@ -1503,13 +1524,11 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
     Returns -1, or the offset of a piece holding a byte the vocabulary lacks.
     """
     cdef Py_ssize_t piece_ends[SCAN_BATCH]
-    # Ids of whole-token pieces, appended to `out` in one copy per batch (or before a piece that merges).
-    cdef Rank whole_ids[SCAN_BATCH]
-    cdef Py_ssize_t waiting = 0
+    # The rank of each piece of the batch that is a whole token, else NO_RANK.
+    cdef Rank ranks[SCAN_BATCH]
     cdef uint64_t heads[SCAN_BATCH]
     cdef uint64_t hashes[SCAN_BATCH]
-    cdef Py_ssize_t start = 0, end, count, k, size
-    cdef Rank rank
+    cdef Py_ssize_t start = 0, end, count, k, size, run
     cdef bint persist
     # Pieces of every script go to the persistent cache in calls (or batch groups) of up to
     # MULTIBYTE_PERSIST_MAX_CALL_BYTES; in larger ones, those ending in a multi-byte character go to the
@@ -1528,46 +1547,83 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
             else:   # longer than any token: the lookup below misses (no slot has this length)
                 heads[k] = hashes[k] = 0
             __builtin_prefetch(slots + (hashes[k] & table.mask))
-            # A piece of another script mostly needs merging: its piece-cache entries are fetched now too.
-            if any_script and 3 <= size <= PIECE_CACHE_MAX_PIECE and data[end + size - 1] >= 0x80:
-                pieces.prefetch(hashes[k])
             end = piece_ends[k]
+        end = start
         for k in range(count):
-            end = piece_ends[k]
-            size = end - start
+            size = piece_ends[k] - end
             # Most pieces are tokens of up to 8 bytes in their home slot: one test, with no branch on the length
             # (lengths vary at random; the branches by length mispredicted).
             slot = slots + (hashes[k] & table.mask)
             if (slot.head == heads[k]) & (slot.length == size) & (size <= 8):
-                whole_ids[waiting] = slot.rank_plus_one - 1
-                waiting += 1
-                start = end
+                ranks[k] = slot.rank_plus_one - 1
+            elif size <= table.max_token_len:     # a longer token, one displaced from its home slot, or none
+                ranks[k] = table.rank_of_hashed(data + end, size, heads[k], hashes[k])
+                if ranks[k] == NO_RANK and size >= 3:
+                    if pieces != NULL and _piece_cacheable(data + end, size, any_script):
+                        pieces.prefetch(hashes[k])
+                    elif not cache.slots.empty():
+                        __builtin_prefetch(&cache.slots[hashes[k] & cache.mask])
+            else:
+                ranks[k] = NO_RANK
+            end = piece_ends[k]
+        run = 0     # ranks[run:k] are whole tokens not yet appended
+        for k in range(count):
+            if ranks[k] != NO_RANK:
                 continue
-            if size <= table.max_token_len:     # a longer token, or one displaced from its home slot
-                rank = table.rank_of_hashed(data + start, size, heads[k], hashes[k])
-                if rank != NO_RANK:
-                    whole_ids[waiting] = rank
-                    waiting += 1
-                    start = end
-                    continue
-            if waiting:
-                out.insert(out.end(), whole_ids, whole_ids + waiting)
-                waiting = 0
+            if run < k:
+                out.insert(out.end(), ranks + run, ranks + k)
+            run = k + 1
+            start = piece_ends[k - 1] if k else start
+            end = piece_ends[k]
+            size = end - start
             if cache.memo_entries.empty():  # the call's first piece that is not a token: its memo is made now
                 _make_memo(cache)
             # One or two bytes merge faster than a cache lookup; a piece longer than any token is too rare.
             if size <= 2 or size > table.max_token_len:
                 if table.merge_piece(data + start, size, out, &cache.memo):
                     return start
-                start = end
                 continue
             persist = pieces != NULL and _piece_cacheable(data + start, size, any_script)
             if _merge_through_caches(table, cache, pieces, persist, data + start, size, n - start, hashes[k], n,
                                      out):
                 return start
-            start = end
-        out.insert(out.end(), whole_ids, whole_ids + waiting)
-        waiting = 0
+        if run < count:
+            out.insert(out.end(), ranks + run, ranks + count)
+        start = piece_ends[count - 1]
+    return -1
+
+
+cdef inline void _start_merge_cache(MergeCache& cache, Py_ssize_t input_bytes,
+                                   const uint32_t* char_starts) noexcept nogil:
+    """A merge cache for `input_bytes` of text; its tables are made when a piece first needs them."""
+    cache.input_bytes = input_bytes
+    cache.counts = PieceCacheCounts(0, 0, 0, 0)
+    cache.declined = False
+    cache.memo.char_starts = char_starts
+
+
+cdef Py_ssize_t _scan_text_range(MergeTable table, const ScanSpec* scan, const Span* segments,
+                                 const Py_ssize_t* text_ends, Py_ssize_t first_text, Py_ssize_t end_text,
+                                 Py_ssize_t first_segment, vector[Rank]& out, vector[int64_t]& offsets,
+                                 Py_ssize_t* failed_offset, MergeCache& cache,
+                                 PieceCacheCore* pieces) except -2 nogil:
+    """Encode texts first_text..end_text - 1 (their segments start at `first_segment`; text i's end at
+    text_ends[i]), appending ids to `out` and, after each text, the size of `out` to `offsets`.
+
+    Returns -1, or the index of a segment with a byte the vocabulary lacks (at `failed_offset`).
+    """
+    cdef Py_ssize_t i, k, failed, begin = first_segment
+    for i in range(first_text, end_text):
+        for k in range(begin, text_ends[i]):
+            if segments[k].rank != NO_RANK:      # a special token
+                out.push_back(segments[k].rank)
+                continue
+            failed = _encode_scanned(table, scan, segments[k].data, segments[k].size, out, cache, pieces)
+            if failed >= 0:
+                failed_offset[0] = failed
+                return k
+        offsets.push_back(out.size())
+        begin = text_ends[i]
     return -1
 
 
@@ -1607,6 +1663,34 @@ def text_holds(str text not None, bytes needle not None):
     if PyBytes_GET_SIZE(needle) == 0:
         raise ValueError("an empty needle is in every text")
     return _holds_bytes(at, at + n, <const uint8_t*>PyBytes_AS_STRING(needle), PyBytes_GET_SIZE(needle))
+
+
+def needle_starts(str text not None, bytes needle not None, Py_ssize_t limit):
+    """The character indexes in `text` where the UTF-8 bytes `needle` (not empty) start, overlapping ones
+    included, in order: at most `limit` + 1 of them (one more than `limit` says there are more). The
+    disallowed special-token check matches its tokens only there. (The UTF-8 is the one CPython keeps with
+    the str; a text with lone surrogates has none: UnicodeEncodeError.)"""
+    cdef Py_ssize_t n, m = PyBytes_GET_SIZE(needle), chars = 0
+    cdef const uint8_t* data = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+    cdef const uint8_t* counted = data
+    cdef const uint8_t* at = data
+    cdef const uint8_t* end = data + n
+    cdef const uint8_t* first = <const uint8_t*>PyBytes_AS_STRING(needle)
+    cdef bint ascii = PyUnicode_IS_ASCII(text)
+    cdef list starts = []
+    if m == 0:
+        raise ValueError("an empty needle is in every text")
+    while end - at >= m and PyList_GET_SIZE(starts) <= limit:
+        at = <const uint8_t*>memchr(at, first[0], end - at - m + 1)
+        if at == NULL:
+            break
+        if memcmp(at + 1, first + 1, m - 1) == 0:
+            # Characters before `at`: every byte that does not continue a character starts one.
+            chars += (at - counted) if ascii else _characters_in(counted, at - counted)
+            counted = at
+            starts.append(chars)
+        at += 1
+    return starts
 
 
 cdef _raise_missing_byte(bytes data):
@@ -1764,28 +1848,16 @@ cdef class CoreBPE:
 
         Returns -1, or the index of a segment with a byte the vocabulary lacks (at `failed_offset`).
         """
-        cdef Py_ssize_t i, k, failed, begin = 0
+        cdef Py_ssize_t failed
         cdef MergeCache cache
         # Made on first use (_encode_scanned): allocating and clearing it was ~600 of the ~7,900 instructions
         # of encode("hello world"), whose pieces are whole tokens.
-        cache.input_bytes = total_bytes
-        cache.counts = PieceCacheCounts(0, 0, 0, 0)
-        cache.declined = False
-        cache.memo.char_starts = char_starts
-        for i in range(<Py_ssize_t>text_ends.size()):
-            for k in range(begin, text_ends[i]):
-                if segments[k].rank != NO_RANK:      # a special token
-                    out.push_back(segments[k].rank)
-                    continue
-                failed = _encode_scanned(self.table, scan, segments[k].data, segments[k].size, out, cache, pieces)
-                if failed >= 0:
-                    failed_offset[0] = failed
-                    return k
-            offsets.push_back(out.size())
-            begin = text_ends[i]
+        _start_merge_cache(cache, total_bytes, char_starts)
+        failed = _scan_text_range(self.table, scan, segments.data(), text_ends.data(), 0, text_ends.size(), 0,
+                                  out, offsets, failed_offset, cache, pieces)
         if pieces != NULL:
             pieces.add_counts(cache.counts.lookups, cache.counts.hits, cache.counts.admitted, cache.counts.evictions)
-        return -1
+        return failed
 
     cdef int _scan_group(self, const ScanSpec* scan, vector[Span]& segments, vector[Py_ssize_t]& text_ends,
                          Py_ssize_t total_bytes, vector[Rank]& out, vector[int64_t]& offsets,
@@ -1983,6 +2055,13 @@ cdef class CoreBPE:
         self._append_lists(lists, out, offsets)
         return lists
 
+    def flat_batch(self, Scanner scanner not None, special_split, list texts not None, tuple deferred_check,
+                   Py_ssize_t workers):
+        """`texts` gathered for `encode_batch(flat=True)` on `workers` threads at once: a `FlatBatch` whose
+        `work()` each thread calls (the calling one too), then `result()`. Gathering needs the GIL and runs
+        here, on the calling thread; encoding runs in `work()` without it."""
+        return FlatBatch(self, scanner, special_split, texts, deferred_check, workers)
+
     cdef int _append_lists(self, list lists, vector[Rank]& out, vector[int64_t]& offsets) except -1:
         """Append the id list of each text in `out` (text k is out[offsets[k]:offsets[k + 1]]) to `lists`,
         and empty `out` and `offsets` for the next texts."""
@@ -2167,6 +2246,249 @@ cdef class CoreBPE:
 _INTEGER_FORMATS = frozenset(b"bBhHiIlLqQnN")
 
 
+@cython.final
+cdef class FlatBatch:
+    """One batch of texts encoded by several threads into one flat array (`CoreBPE.flat_batch`).
+
+    Made with the GIL: every text is gathered (UTF-8 views, special tokens split out, the deferred check
+    run), and the texts are cut into groups of consecutive texts. Then each thread that calls `work()` takes
+    the next group not yet taken, encodes it without the GIL into a vector of its own and hands the vector
+    over, until no group is left; a thread keeps one merge cache across its groups, as one long call would.
+    Nothing a thread writes while it encodes is shared with another: a group's ids, offsets and failure are
+    stored once, when it is done (adjacent groups' fields share cache lines, and a store per id into them
+    would move those lines between cores). `result()` then copies the groups' ids into one array in order.
+
+    Ownership: the segments point into `owners` (the texts and their UTF-8 copies) and the piece cache is
+    `cache`; both belong to this object, which every `work()` call holds for its whole run.
+    """
+    cdef CoreBPE core
+    cdef Scanner scanner
+    cdef PieceCache cache
+    cdef list owners
+    cdef vector[Span] segments
+    cdef vector[Py_ssize_t] text_ends       # text i's segments end at segments[text_ends[i]]
+    cdef vector[Py_ssize_t] group_ends      # group g is texts group_ends[g - 1] .. group_ends[g] - 1
+    cdef vector[Py_ssize_t] group_bytes
+    cdef vector[vector[Rank]] group_ids
+    cdef vector[vector[int64_t]] group_offsets    # where each text of the group ends in group_ids[g]
+    cdef vector[Py_ssize_t] group_failed          # -1, or the segment with a byte the vocabulary lacks
+    cdef vector[Py_ssize_t] group_failed_offset
+    cdef atomic[Py_ssize_t] next_group
+    cdef atomic[Py_ssize_t] groups_done
+    cdef atomic[int] stopped
+    # The result's ids, copied in by the threads once every group is done (_assemble): ASSEMBLY_* below.
+    cdef atomic[int] assembly
+    cdef atomic[Py_ssize_t] next_copy
+    cdef atomic[Py_ssize_t] copies_done
+    cdef vector[Py_ssize_t] group_start     # where group g's ids go in `ids`
+    cdef Rank* ids      # malloc'd; handed to the result array's owner by result()
+    cdef Py_ssize_t total_ids
+    cdef Py_ssize_t worker_bytes
+    cdef const uint32_t* char_starts
+
+    def __cinit__(self, CoreBPE core not None, Scanner scanner not None, special_split, list texts not None,
+                  tuple deferred_check, Py_ssize_t workers):
+        cdef Py_ssize_t first_segment, size, total = 0, in_group = 0, target, remaining, i
+        cdef vector[Py_ssize_t] text_bytes
+        self.core = core
+        self.scanner = scanner
+        self.owners = []
+        self.next_group.store(0)
+        self.groups_done.store(0)
+        self.stopped.store(0)
+        self.assembly.store(ASSEMBLY_NOT_STARTED)
+        self.next_copy.store(0)
+        self.copies_done.store(0)
+        self.ids = NULL
+        # Held for the whole batch (the ownership rule): the table's cache may be replaced meanwhile.
+        self.cache = core.table.current_piece_cache()
+        if deferred_check is not None and (special_split is not None or not deferred_check[0]):
+            for text in texts:      # as in CoreBPE._encode_into
+                if isinstance(text, str):
+                    deferred_check[1](text)
+            deferred_check = None
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"expected str, got {type(text).__name__}")
+            core._note_text(text)
+            first_segment = self.segments.size()
+            size = core._gather(scanner, special_split, text, self.segments, self.owners)
+            if deferred_check is not None and _holds_anchor(self.segments, first_segment, deferred_check[0]):
+                deferred_check[1](text)
+            self.text_ends.push_back(self.segments.size())
+            text_bytes.push_back(size)
+            total += size
+        # Groups shrink toward the end of the batch (each is a share of what is left: FLAT_GROUP_SHARE per
+        # thread, within FLAT_GROUP_MIN_BYTES .. BATCH_GROUP_BYTES), so that the threads finish close together
+        # while the early groups stay large (each group costs a hand-over).
+        remaining = total
+        target = 0
+        for i in range(<Py_ssize_t>text_bytes.size()):
+            if in_group == 0:
+                target = max(<Py_ssize_t>FLAT_GROUP_MIN_BYTES, min(<Py_ssize_t>BATCH_GROUP_BYTES,
+                             remaining // max(<Py_ssize_t>1, workers * FLAT_GROUP_SHARE)))
+            in_group += text_bytes[i]
+            if in_group >= target or i + 1 == <Py_ssize_t>text_bytes.size():
+                self.group_ends.push_back(i + 1)
+                self.group_bytes.push_back(in_group)
+                remaining -= in_group
+                in_group = 0
+        self.group_ids.resize(self.group_ends.size())
+        self.group_offsets.resize(self.group_ends.size())
+        fill_vector(self.group_failed, self.group_ends.size(), <Py_ssize_t>-1)
+        fill_vector(self.group_start, self.group_ends.size(), <Py_ssize_t>0)
+        fill_vector(self.group_failed_offset, self.group_ends.size(), <Py_ssize_t>0)
+        self.worker_bytes = total // max(<Py_ssize_t>1, workers) + 1
+        # Read with the GIL, as in CoreBPE._scan_group: built once (by _note_text above), never changed.
+        self.char_starts = core.table.char_starts.data() if core.table.char_starts.size() else NULL
+
+    def __dealloc__(self):
+        free(self.ids)
+
+    cdef void _assemble(self) noexcept nogil:
+        """Once every group is done: the first thread here allocates `ids` (each group's place in it known
+        now), then every thread copies groups into it, taking them one at a time as it took them to encode.
+        Threads that arrive before the last group is done wait for it, which is time they would have spent
+        idle anyway; after a stop, nothing is assembled."""
+        cdef Py_ssize_t g, n_groups = self.group_ends.size(), total = 0
+        cdef int state = ASSEMBLY_NOT_STARTED
+        while self.groups_done.load() < n_groups:
+            if self.stopped.load():
+                return
+            _yield_thread()
+        if self.assembly.compare_exchange_strong(state, ASSEMBLY_ALLOCATING):
+            for g in range(n_groups):
+                self.group_start[g] = total
+                total += self.group_ids[g].size()
+            self.total_ids = total
+            self.ids = <Rank*>malloc(max(total, <Py_ssize_t>1) * sizeof(Rank))
+            self.assembly.store(ASSEMBLY_COPYING if self.ids != NULL else ASSEMBLY_NO_MEMORY)
+        else:
+            while self.assembly.load() == ASSEMBLY_ALLOCATING:
+                _yield_thread()
+        if self.assembly.load() != ASSEMBLY_COPYING:
+            return
+        while True:
+            g = self.next_copy.fetch_add(1)
+            if g >= n_groups:
+                break
+            if self.group_ids[g].size():
+                memcpy(self.ids + self.group_start[g], self.group_ids[g].data(),
+                       self.group_ids[g].size() * sizeof(Rank))
+            vector[Rank]().swap(self.group_ids[g])      # freed as it is copied
+            self.copies_done.fetch_add(1)
+
+    cdef int _encode_group(self, Py_ssize_t g, MergeCache& cache, PieceCacheCore* pieces) except -1 nogil:
+        cdef vector[Rank] ids
+        cdef vector[int64_t] offsets
+        cdef Py_ssize_t first_text = self.group_ends[g - 1] if g else 0
+        cdef Py_ssize_t failed_offset = 0, failed
+        ids.reserve(self.group_bytes[g] // 2 + 16)     # as _reserve_for does for a call
+        offsets.reserve(self.group_ends[g] - first_text)
+        failed = _scan_text_range(self.core.table, &self.scanner.spec, self.segments.data(), self.text_ends.data(),
+                                  first_text, self.group_ends[g],
+                                  self.text_ends[first_text - 1] if first_text else 0,
+                                  ids, offsets, &failed_offset, cache, pieces)
+        self.group_ids[g].swap(ids)
+        self.group_offsets[g].swap(offsets)
+        if failed >= 0:
+            self.group_failed_offset[g] = failed_offset
+            self.group_failed[g] = failed
+            self.stopped.store(1)
+        self.groups_done.fetch_add(1)
+        return 0
+
+    def work(self, bint check_signals=False):
+        """Encode groups until none is left (or the batch was stopped). With `check_signals` (the calling
+        thread, which is the one Python delivers signals to), the GIL is taken between groups to run signal
+        handlers: a Ctrl-C then stops the batch (no thread starts another group) and is raised here."""
+        cdef MergeCache cache
+        cdef PieceCacheCore* pieces = self.cache.core if self.cache is not None else NULL
+        cdef Py_ssize_t g, n_groups = self.group_ends.size()
+        _start_merge_cache(cache, self.worker_bytes, self.char_starts)
+        try:
+            while True:
+                with nogil:
+                    while True:
+                        g = n_groups if self.stopped.load() else self.next_group.fetch_add(1)
+                        if g >= n_groups:
+                            break
+                        self._encode_group(g, cache, pieces)
+                        if check_signals:
+                            break
+                if g >= n_groups:
+                    break
+                PyErr_CheckSignals()
+            with nogil:
+                self._assemble()
+        except BaseException:
+            self.stopped.store(1)
+            raise
+        finally:
+            if pieces != NULL:
+                pieces.add_counts(cache.counts.lookups, cache.counts.hits, cache.counts.admitted,
+                                  cache.counts.evictions)
+
+    def stop(self):
+        """No thread starts another group (those under way finish)."""
+        self.stopped.store(1)
+
+    def result(self):
+        """(uint32 ids, int64 offsets) as `CoreBPE.encode_batch(flat=True)` returns them, once every `work()`
+        call has returned; ValueError for the earliest text holding a byte the vocabulary lacks."""
+        cdef Py_ssize_t g, k, base, n_groups = self.group_ends.size(), failed, at
+        cdef Py_ssize_t piece_end[1]
+        cdef vector[int64_t] offsets
+        cdef _MallocIds owner
+        for g in range(n_groups):
+            failed = self.group_failed[g]
+            if failed >= 0:
+                at = self.group_failed_offset[g]
+                scan_pieces(&self.scanner.spec, self.segments[failed].data, at, self.segments[failed].size,
+                            piece_end, 1)
+                _raise_missing_byte(PyBytes_FromStringAndSize(
+                    <const char*>self.segments[failed].data + at, piece_end[0] - at))
+        if self.groups_done.load() != n_groups:
+            raise RuntimeError("FlatBatch.result() before every group was encoded")
+        with nogil:
+            self._assemble()    # (done by the threads, unless one was stopped before it)
+        if self.assembly.load() == ASSEMBLY_NO_MEMORY:
+            raise MemoryError()
+        if self.copies_done.load() != n_groups:
+            raise RuntimeError("FlatBatch.result() while a thread is still copying")
+        offsets.reserve(self.text_ends.size() + 1)
+        offsets.push_back(0)
+        for g in range(n_groups):
+            base = self.group_start[g]
+            for k in range(<Py_ssize_t>self.group_offsets[g].size()):
+                offsets.push_back(base + self.group_offsets[g][k])
+        _load_numpy()
+        owner = _MallocIds()
+        owner.ids = self.ids
+        owner.size = self.total_ids
+        self.ids = NULL
+        return _numpy_frombuffer(owner, _numpy_uint32), _array_from(offsets.data(), offsets.size(), sizeof(int64_t),
+                                                                    "int64")
+
+
+@cython.final
+cdef class _MallocIds:
+    """Owns a malloc'd array of ids (FlatBatch's result) and lends it to numpy, whose array keeps it alive."""
+    cdef Rank* ids
+    cdef Py_ssize_t size
+    cdef Py_ssize_t shape[1]
+    cdef Py_ssize_t strides[1]
+
+    def __dealloc__(self):
+        free(self.ids)
+
+    def __getbuffer__(self, Py_buffer* buffer, int flags):
+        _lend_ids(buffer, self, self.ids, self.size, self.shape, self.strides)
+
+    def __releasebuffer__(self, Py_buffer* buffer):
+        pass
+
+
 cdef bint _integer_buffer(object tokens, Py_buffer* view) except -1:
     """Fill `view` with `tokens`' buffer if it is one-dimensional, contiguous and of native integers of 1, 2, 4
     or 8 bytes (the caller releases it); False (nothing held) for anything else, which decodes as a sequence."""
@@ -2328,6 +2650,24 @@ cdef object _to_numpy(vector[Rank]& ids):
     return _numpy_frombuffer(owner, _numpy_uint32)
 
 
+cdef void _lend_ids(Py_buffer* buffer, object owner, Rank* ids, Py_ssize_t size, Py_ssize_t* shape,
+                    Py_ssize_t* strides) noexcept:
+    """Fill `buffer` to lend the `size` ids at `ids`, which `owner` keeps alive, as a writable 1-D array."""
+    shape[0] = size
+    strides[0] = sizeof(Rank)
+    buffer.buf = ids
+    buffer.obj = owner
+    buffer.len = size * sizeof(Rank)
+    buffer.itemsize = sizeof(Rank)
+    buffer.readonly = 0
+    buffer.ndim = 1
+    buffer.format = "I"       # C unsigned int: Rank is uint32_t
+    buffer.shape = shape
+    buffer.strides = strides
+    buffer.suboffsets = NULL
+    buffer.internal = NULL
+
+
 @cython.final
 cdef class _IdBuffer:
     """Owns a vector of ids and lends it to numpy through the buffer protocol; the array keeps it alive."""
@@ -2336,19 +2676,7 @@ cdef class _IdBuffer:
     cdef Py_ssize_t strides[1]
 
     def __getbuffer__(self, Py_buffer* buffer, int flags):
-        self.shape[0] = self.ids.size()
-        self.strides[0] = sizeof(Rank)
-        buffer.buf = self.ids.data()
-        buffer.obj = self
-        buffer.len = self.ids.size() * sizeof(Rank)
-        buffer.itemsize = sizeof(Rank)
-        buffer.readonly = 0
-        buffer.ndim = 1
-        buffer.format = "I"       # C unsigned int: Rank is uint32_t
-        buffer.shape = self.shape
-        buffer.strides = self.strides
-        buffer.suboffsets = NULL
-        buffer.internal = NULL
+        _lend_ids(buffer, self, self.ids.data(), self.ids.size(), self.shape, self.strides)
 
     def __releasebuffer__(self, Py_buffer* buffer):
         pass

@@ -32,15 +32,14 @@ cdef int _merge_by_scan(MergeTable self, const uint8_t* data, Py_ssize_t n, vect
     cdef Rank rank
     cdef uint64_t best_key
     cdef const uint32_t* char_starts = memo.char_starts if memo != NULL else NULL
-    if char_starts == NULL or (data[0] < 0xC0 and (n < 2 or data[1] < 0xC0)):
-        for k in range(n):
-            next_part[k] = <uint8_t>(k + 1)
-            prev_part[k] = <uint8_t>(k - 1)
-            part_rank[k] = self.byte_rank[data[k]]
-            rank = self.pair_of_bytes_rank[data[k] << 8 | data[k + 1]] if k + 1 < n else NO_RANK
-            key[k] = (<uint64_t>rank << 6) | <uint64_t>k
-    else:
-        _start_from_characters(self, data, n, memo, key, next_part, prev_part, part_rank)
+    if char_starts != NULL and (data[0] >= 0xC0 or (n >= 2 and data[1] >= 0xC0)):
+        return _merge_characters_by_scan(self, data, n, out, memo)
+    for k in range(n):
+        next_part[k] = <uint8_t>(k + 1)
+        prev_part[k] = <uint8_t>(k - 1)
+        part_rank[k] = self.byte_rank[data[k]]
+        rank = self.pair_of_bytes_rank[data[k] << 8 | data[k + 1]] if k + 1 < n else NO_RANK
+        key[k] = (<uint64_t>rank << 6) | <uint64_t>k
     for k in range(n, padded):
         key[k] = (<uint64_t>NO_RANK << 6) | <uint64_t>k
     while True:
@@ -85,36 +84,85 @@ cdef int _merge_by_scan(MergeTable self, const uint8_t* data, Py_ssize_t n, vect
     return 0
 
 
-cdef void _start_from_characters(MergeTable self, const uint8_t* data, Py_ssize_t n, PairMemo* memo, uint64_t* key,
-                                 uint8_t* next_part, uint8_t* prev_part, Rank* part_rank) noexcept nogil:
-    """_merge_by_scan's first parts and keys for a piece that starts with a character of 2+ bytes (CJK,
-    Cyrillic ...; a piece that does not rarely holds one): characters that may enter whole do
-    (_merge_char_starts.pxi), the rest byte by byte. A function of its own, so that the merge loop stays as
-    it was for the pieces that never come here (English comes here too, a little: its curly quotes and
-    dashes start pieces that do)."""
-    cdef Py_ssize_t k = 0, p, q, length
+cdef int _merge_characters_by_scan(MergeTable self, const uint8_t* data, Py_ssize_t n, vector[Rank]& out,
+                                   PairMemo* memo) except -1 nogil:
+    """_merge_by_scan for a piece that starts with a character of 2+ bytes (CJK, Cyrillic ...; a piece that
+    does not rarely holds one), from parts that are whole characters where they may enter whole
+    (_merge_char_starts.pxi), else bytes. Its arrays are indexed by part, not by byte: a piece of 3-byte
+    characters has a third as many keys to scan per merge. A function of its own, so that the merge loop
+    stays as it was for the pieces that never come here (English comes here too, a little: its curly quotes
+    and dashes start pieces that do)."""
+    cdef uint64_t key[SCAN_MAX_BYTES]
+    cdef uint64_t b0, b1, b2, b3
+    cdef uint8_t next_part[SCAN_MAX_BYTES]
+    cdef uint8_t prev_part[SCAN_MAX_BYTES]
+    cdef Rank part_rank[SCAN_MAX_BYTES]
+    cdef uint8_t start[SCAN_MAX_BYTES + 1]      # part i is data[start[i] : start[next_part[i]]]
+    cdef Py_ssize_t k = 0, m = 0, p, q, after, before, length, padded
     cdef Rank rank
+    cdef uint64_t best_key
     while k < n:
-        key[k] = (<uint64_t>NO_RANK << 6) | <uint64_t>k
         length = _char_start_at(memo.char_starts, data, k, n, &rank)
         if length:
-            part_rank[k] = rank
-            for q in range(k + 1, k + length):      # inside a part: never a part, never the smallest
-                key[q] = (<uint64_t>NO_RANK << 6) | <uint64_t>q
+            part_rank[m] = rank
         else:
             length = 1
-            part_rank[k] = self.byte_rank[data[k]]
-        next_part[k] = <uint8_t>(k + length)
-        if k + length < n:
-            prev_part[k + length] = <uint8_t>k
+            part_rank[m] = self.byte_rank[data[k]]
+        start[m] = <uint8_t>k
+        m += 1
         k += length
-    p = 0
-    while p < n:
-        q = next_part[p]
-        if q < n:
-            if q == p + 1 and next_part[q] == q + 1:
-                rank = self.pair_of_bytes_rank[data[p] << 8 | data[q]]
+    start[m] = <uint8_t>n
+    for p in range(m):
+        next_part[p] = <uint8_t>(p + 1)
+        prev_part[p] = <uint8_t>(p - 1)
+        if p + 1 < m:
+            if start[p + 1] == start[p] + 1 and start[p + 2] == start[p + 1] + 1:
+                rank = self.pair_of_bytes_rank[data[start[p]] << 8 | data[start[p + 1]]]
             else:
-                rank = self._pair_rank(memo, data + p, next_part[q] - p, part_rank[p], part_rank[q])
-            key[p] = (<uint64_t>rank << 6) | <uint64_t>p
-        p = q
+                rank = self._pair_rank(memo, data + start[p], start[p + 2] - start[p], part_rank[p], part_rank[p + 1])
+        else:
+            rank = NO_RANK
+        key[p] = (<uint64_t>rank << 6) | <uint64_t>p
+    padded = (m + 3) & ~3
+    for p in range(m, padded):
+        key[p] = (<uint64_t>NO_RANK << 6) | <uint64_t>p
+    while True:
+        # As in _merge_by_scan, over parts.
+        b0 = key[0]
+        b1 = key[1]
+        b2 = key[2]
+        b3 = key[3]
+        for k in range(4, padded, 4):
+            b0 = key[k] if key[k] < b0 else b0
+            b1 = key[k + 1] if key[k + 1] < b1 else b1
+            b2 = key[k + 2] if key[k + 2] < b2 else b2
+            b3 = key[k + 3] if key[k + 3] < b3 else b3
+        b0 = b1 if b1 < b0 else b0
+        b2 = b3 if b3 < b2 else b2
+        best_key = b2 if b2 < b0 else b0
+        rank = <Rank>(best_key >> 6)
+        if rank == NO_RANK:
+            break
+        p = <Py_ssize_t>(best_key & 63)
+        q = next_part[p]        # a pair has a successor part: q < m
+        after = next_part[q]
+        part_rank[p] = rank
+        next_part[p] = <uint8_t>after
+        key[q] = (<uint64_t>NO_RANK << 6) | <uint64_t>q      # part q is gone
+        if after < m:
+            prev_part[after] = <uint8_t>p
+            key[p] = (<uint64_t>self._pair_rank(memo, data + start[p], start[next_part[after]] - start[p], rank,
+                                                part_rank[after]) << 6) | <uint64_t>p
+        else:
+            key[p] = (<uint64_t>NO_RANK << 6) | <uint64_t>p
+        if p > 0:
+            before = prev_part[p]
+            key[before] = (<uint64_t>self._pair_rank(memo, data + start[before], start[after] - start[before],
+                                                     part_rank[before], rank) << 6) | <uint64_t>before
+    p = 0
+    while p < m:
+        if part_rank[p] == NO_RANK:     # a single byte the vocabulary lacks
+            return 1
+        out.push_back(part_rank[p])
+        p = next_part[p]
+    return 0

@@ -102,6 +102,37 @@ def checked_num_threads(num_threads: int) -> int:
     return threads
 
 
+def workers_for(texts: Sequence[str], num_threads: int) -> int:
+    """How many threads (the calling one included) a batch of `texts` is worth: 1 below SERIAL_BATCH_CHARS
+    characters or for a single text, else `num_threads` up to the pool's size."""
+    workers = min(checked_num_threads(num_threads), pool_size())
+    if workers == 1 or len(texts) < 2 or sum(map(len, texts)) < SERIAL_BATCH_CHARS:
+        return 1
+    return workers
+
+
+def run_on_workers(work: Callable[..., object], stop: Callable[[], object], workers: int) -> None:
+    """Call `work()` on `workers - 1` pool threads and ``work(check_signals=True)`` on this one, and return
+    once every call has returned. `work` takes tasks from a queue of its own until none are left; when this
+    thread's call raises (a Ctrl-C arrives on it), `stop()` keeps the pool threads from starting another task,
+    and the error is raised once they are out of theirs (they read what this thread's caller owns). An error
+    of a pool thread is raised after all have returned."""
+    from concurrent.futures import wait     # (imported already by shared_pool)
+
+    futures: list[Future[object]] = [shared_pool().submit(work) for _ in range(workers - 1)]
+    try:
+        work(check_signals=True)
+    except BaseException:
+        stop()
+        raise
+    finally:
+        wait(futures)
+    for future in futures:
+        error = future.exception()
+        if error is not None:
+            raise error
+
+
 def map_chunks(
     encode_chunk: Callable[..., T], texts: Sequence[str], num_threads: int
 ) -> list[T]:
@@ -112,9 +143,8 @@ def map_chunks(
     in. Every chunk is passed ``in_pool=True``: with other threads encoding beside it, work it must do with
     the GIL is best done in short spells (CoreBPE.encode_batch's `lists_per_group` says why).
     """
-    workers = min(checked_num_threads(num_threads), pool_size())
-    total = sum(map(len, texts))
-    if workers == 1 or total < SERIAL_BATCH_CHARS or len(texts) < 2:
+    workers = workers_for(texts, num_threads)
+    if workers == 1:
         return [encode_chunk(texts)]
     chunks = split_by_size(texts, workers * CHUNKS_PER_WORKER)
     results: list[T | None] = [None] * len(chunks)

@@ -41,6 +41,10 @@ DisallowedSpecial = Literal["all"] | Collection[str]
 # check only (none for ASCII), and is encoded as it is.
 Normalizer = Literal["NFC", None]
 
+# encode_batch_to_numpy on several threads gathers (and holds the UTF-8 copies of) at most this many
+# characters of texts at a time (`_flat_batch_on_threads`).
+FLAT_ROUND_CHARS = 32 * 1024 * 1024
+
 
 class PieceCacheInfo(NamedTuple):
     """Figures of an encoding's persistent piece cache (`Encoding.piece_cache_info`); all 0 when it is off."""
@@ -729,21 +733,16 @@ class Encoding:
 
         Text i is ``ids[offsets[i]:offsets[i + 1]]``; no per-token Python objects are created.
         """
-        import numpy as np
-
         texts, special_split, deferred_check = self._checked_batch(text, allowed_special, disallowed_special)
+        workers = batching.workers_for(texts, num_threads)
+        if workers > 1 and type(self._pretokenize) is _Scanner:
+            flat = self._flat_batch_on_threads(texts, special_split, deferred_check, workers)
+            if flat is not None:
+                return flat
         parts = batching.map_chunks(
             functools.partial(self._encode_chunk, special_split, flat=True, deferred_check=deferred_check),
             texts, num_threads)
-        if len(parts) == 1:
-            return parts[0]     # one chunk: its arrays are the answer (one huge document is its ids once, not twice)
-        ids = np.concatenate([part_ids for part_ids, _ in parts]) if parts else np.empty(0, np.uint32)
-        offsets = [np.zeros(1, np.int64)]
-        base = 0
-        for part_ids, part_offsets in parts:
-            offsets.append(part_offsets[1:] + base)
-            base += len(part_ids)
-        return ids, np.concatenate(offsets)
+        return _joined_flat(parts)
 
     def encode_batch_padded(
         self,
@@ -783,6 +782,32 @@ class Encoding:
             source = first[:, None] + columns[None, :] - (width - lengths)[:, None]
         batch[kept] = ids[source[kept]]
         return batch, lengths.astype(np.int64)
+
+    def _flat_batch_on_threads(
+        self,
+        texts: list[str],
+        special_split: Any,
+        deferred_check: tuple[bytes, Callable[[str], None]] | None,
+        workers: int,
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]] | None:
+        """`encode_batch_to_numpy` of `texts` as `_core.FlatBatch` does it: `workers` threads take groups of
+        texts from one queue and the ids are copied once into the result. Rounds of FLAT_ROUND_CHARS at
+        most, so that the UTF-8 copies of a huge batch are not all held at once. None when a text cannot be
+        encoded as UTF-8 (a lone surrogate): the caller's chunked path repairs it as `encode` does."""
+        rounds = batching.split_by_size(texts, -(-sum(map(len, texts)) // FLAT_ROUND_CHARS))
+        results = []
+        for round_texts in rounds:
+            round_texts = list(round_texts)
+            if self._normalize_text is not None:
+                round_texts = [self._normalize_text(t) if isinstance(t, str) else t for t in round_texts]
+            try:
+                batch = self._core.flat_batch(self._pretokenize, special_split, round_texts, deferred_check,
+                                              workers)
+            except UnicodeEncodeError:
+                return None
+            batching.run_on_workers(batch.work, batch.stop, workers)
+            results.append(batch.result())
+        return _joined_flat(results)
 
     def _encode_chunk(
         self,
@@ -1082,6 +1107,24 @@ class Encoding:
         return checked, special_split, deferred_check
 
 
+def _joined_flat(
+    parts: Sequence[tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]],
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """One (ids, offsets) pair of flat arrays from those of consecutive runs of texts. One run's arrays are
+    the answer as they are (one huge document is its ids once, not twice)."""
+    import numpy as np
+
+    if len(parts) == 1:
+        return parts[0]
+    ids = np.concatenate([part_ids for part_ids, _ in parts]) if parts else np.empty(0, np.uint32)
+    offsets = [np.zeros(1, np.int64)]
+    base = 0
+    for part_ids, part_offsets in parts:
+        offsets.append(part_offsets[1:] + base)
+        base += len(part_ids)
+    return ids, np.concatenate(offsets)
+
+
 def load(path: str | os.PathLike[str]) -> Encoding:
     """The `Encoding` saved at `path` by `Encoding.save`, identical to the one saved (serialization.py: the
     format). A damaged or foreign file is an `EncodingFileError` (a ValueError) naming it."""
@@ -1319,9 +1362,9 @@ def _deferred_check(disallowed: frozenset[str]) -> tuple[bytes, Callable[[str], 
     be skipped."""
     if not disallowed:
         return None
-    search = _special_token_regex(disallowed).search     # (first: it names a token that is not a str)
+    pattern = _special_token_regex(disallowed)     # (first: it names a token that is not a str)
     anchor = os.path.commonprefix(sorted(disallowed)).encode("utf-8", "surrogatepass")
-    return anchor, functools.partial(_check_disallowed, search)
+    return anchor, functools.partial(_check_disallowed, pattern, anchor)
 
 
 def _run_deferred_check(deferred_check: tuple[bytes, Callable[[str], None]] | None, text: str) -> None:
@@ -1330,10 +1373,28 @@ def _run_deferred_check(deferred_check: tuple[bytes, Callable[[str], None]] | No
         deferred_check[1](text)
 
 
-def _check_disallowed(search_disallowed: Any, text: str) -> None:
-    match = search_disallowed(text)
+def _check_disallowed(disallowed: re.Pattern[str], anchor: bytes, text: str) -> None:
+    """Raise for the first disallowed special token in `text`, as a search of the whole text finds it. Every
+    such token starts with `anchor`, so where the anchor occurs only a few times (code holding one "<|"), the
+    tokens are matched at those places alone instead of searched for through megabytes."""
+    match = None
+    try:
+        starts = _core.needle_starts(text, anchor, _CHECK_AT_MOST) if anchor else None
+    except UnicodeEncodeError:      # lone surrogates: no UTF-8 to look in
+        starts = None
+    if starts is None or len(starts) > _CHECK_AT_MOST:
+        match = disallowed.search(text, starts[0] if starts else 0)
+    else:
+        for start in starts:
+            match = disallowed.match(text, start)
+            if match:
+                break
     if match:
         _raise_disallowed_special_token(match.group())
+
+
+# _check_disallowed matches at up to this many places where the anchor occurs, else searches from the first.
+_CHECK_AT_MOST = 64
 
 
 def _raise_disallowed_special_token(token: str) -> NoReturn:

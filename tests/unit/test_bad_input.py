@@ -316,6 +316,15 @@ def test_a_large_batch_with_a_byte_missing_from_the_vocabulary_is_a_value_error(
         without_z.encode_batch(batch)
     with pytest.raises(ValueError, match="not a token"):
         without_z.encode_ordinary_batch(batch[::-1])
+    # The flat output's threads stop taking groups at the first failure; the error names the earliest text's
+    # piece, as a serial loop would, wherever the texts fall among the groups and threads.
+    for at in (0, 150, 399):
+        texts = ["ab " * 500] * 400
+        texts[at] = "ab zy"
+        texts[-1] = "ab zw"
+        for num_threads in (2, 8):
+            with pytest.raises(ValueError, match="zy" if at != 399 else "zw"):
+                without_z.encode_batch_to_numpy(texts, num_threads=num_threads)
 
 
 # ==== unknown names ================================================================================

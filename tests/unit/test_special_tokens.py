@@ -67,6 +67,27 @@ def test_the_refusal_names_the_leftmost_special_token_like_tiktoken(enc, tik):
     assert outcome(enc.encode, text) == outcome(tik.encode, text) == ("raises", ValueError, "<|fim_suffix|>")
 
 
+@pytest.mark.parametrize("before", [
+    "",
+    "<|" * 10 + "é",            # a few places where every special token's prefix occurs: each is matched
+    "<|" * 100,                 # more than _CHECK_AT_MOST: searched from the first
+    "é€😀" * 50 + "<<|",        # characters of 2, 3 and 4 bytes before (character indexes from UTF-8 offsets)
+    "<|endoftext",              # a prefix of a token that overlaps the next occurrence
+])
+@pytest.mark.parametrize("after", ["", " <|fim_prefix|> and more <|"])
+def test_the_check_finds_a_token_after_any_number_of_its_prefixes_like_tiktoken(enc, tik, before, after):
+    text = before + "<|endoftext|>" + after
+    with pytest.raises(ValueError, match="<\\|endoftext\\|>") as ours:
+        enc.encode(text)
+    with pytest.raises(ValueError) as theirs:
+        tik.encode(text)
+    assert "'<|endoftext|>'" in str(ours.value) and "'<|endoftext|>'" in str(theirs.value)
+    assert enc.encode(before + after.replace("fim_prefix", "nothing")) == tik.encode(
+        before + after.replace("fim_prefix", "nothing"))
+    with pytest.raises(ValueError):
+        enc.encode(text, max_tokens=1)
+
+
 @pytest.mark.parametrize("name", ["gpt2", "p50k_edit", "cl100k_base", "o200k_harmony"])
 def test_every_special_token_of_every_encoding_is_refused_by_default(name, data_dir):
     enc = bytebpe.get_encoding(name)

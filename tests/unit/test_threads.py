@@ -5,6 +5,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 
 import bytebpe
@@ -109,6 +110,85 @@ def test_a_refused_text_in_a_later_group_raises_and_returns_nothing(corpus_dir, 
     for lists_per_group in (False, True):
         with pytest.raises(ValueError, match="disallowed special token"):
             enc._core.encode_batch(enc._pretokenize, special_split, docs, False, deferred_check, lists_per_group)
+
+
+def flat_lists(ids, offsets) -> list[list[int]]:
+    assert ids.dtype == np.uint32 and offsets.dtype == np.int64 and offsets[0] == 0 and offsets[-1] == len(ids)
+    return [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
+
+
+@pytest.mark.parametrize("shape", ["many tiny", "one huge among tiny", "empty texts", "every size", "specials"])
+def test_flat_output_on_threads_equals_a_serial_loop_for_every_batch_shape(corpus_dir, data_dir, shape):
+    # encode_batch_to_numpy on several threads (FlatBatch): groups shrink toward the end, the threads copy
+    # their groups into one array; whatever the texts' sizes, the result is each text's ids in order.
+    enc = bytebpe.get_encoding("o200k_base")
+    text = (corpus_dir / "multilingual.txt").read_text(encoding="utf-8")[:400_000]
+    if shape == "many tiny":
+        texts = [text[i : i + 7] for i in range(0, 140_000, 7)]
+    elif shape == "one huge among tiny":
+        texts = [text[i : i + 20] for i in range(0, 2_000, 20)] + [text] + [text[i : i + 20] for i in range(0, 2_000, 20)]
+    elif shape == "empty texts":
+        texts = ["", text[:100_000], "", "", text[100_000:], ""]
+    elif shape == "every size":
+        sizes = [0, 1, 2, 3, 100, 4_095, 4_096, 8_191, 8_192, 65_535, 65_536, 70_000]
+        texts = [text[start : start + size] for start, size in zip(range(0, 400_000, 30_000), sizes)]
+    else:
+        texts = [text[i : i + 3_000] + "<|endoftext|>" for i in range(0, 300_000, 3_000)]
+    expected = [enc.encode(t, allowed_special="all") for t in texts]
+    for num_threads in (2, 3, 8):
+        flat = enc.encode_batch_to_numpy(texts, num_threads=num_threads, allowed_special="all")
+        assert flat_lists(*flat) == expected
+
+
+def test_a_flat_batch_larger_than_a_round_is_encoded_round_by_round(corpus_dir, data_dir, monkeypatch):
+    from bytebpe import encoding
+
+    enc = bytebpe.get_encoding("cl100k_base")
+    texts = documents(corpus_dir, 300)
+    expected = enc.encode_ordinary_batch(texts, num_threads=1)
+    monkeypatch.setattr(encoding, "FLAT_ROUND_CHARS", sum(map(len, texts)) // 5)
+    assert flat_lists(*enc.encode_batch_to_numpy(texts, num_threads=2)) == expected
+
+
+@pytest.mark.skipif(batching.pool_size() < 2, reason="needs two usable cores for two workers")
+def test_a_ctrl_c_during_a_flat_batch_stops_it_and_leaves_the_encoding_usable(corpus_dir, data_dir):
+    # The calling thread runs signal handlers between its groups: the KeyboardInterrupt comes out of the
+    # batch (not after it), the pool thread starts no further group, and nothing is left running.
+    import _thread
+
+    enc = bytebpe.get_encoding("cl100k_base")
+    texts = documents(corpus_dir, 400) * 25      # ~ 30 MB: a few seconds on two threads
+    timer = threading.Timer(0.05, _thread.interrupt_main)
+    timer.start()
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        enc.encode_batch_to_numpy(texts, num_threads=2)
+    timer.join()
+    assert time.perf_counter() - started < 1.0
+    small = texts[:200]
+    assert flat_lists(*enc.encode_batch_to_numpy(small, num_threads=2)) == enc.encode_ordinary_batch(small)
+
+
+def test_run_on_workers_raises_the_callers_error_after_stopping_and_a_pool_threads_error_after_all():
+    calls: list[str] = []
+
+    def failing_caller(check_signals=False):
+        if check_signals:
+            raise KeyboardInterrupt
+        time.sleep(0.01)
+        calls.append("pool")
+
+    with pytest.raises(KeyboardInterrupt):
+        batching.run_on_workers(failing_caller, lambda: calls.append("stop"), 3)
+    assert calls[0] == "stop" and calls.count("pool") == 2     # it returned after both pool calls
+
+    def failing_pool(check_signals=False):
+        if not check_signals:
+            raise MemoryError("in the pool")
+
+    if batching.pool_size() >= 2:
+        with pytest.raises(MemoryError, match="in the pool"):
+            batching.run_on_workers(failing_pool, lambda: None, 2)
 
 
 def test_split_by_size_cuts_consecutive_runs_of_at_least_the_target_size():
