@@ -90,7 +90,7 @@ from bytebpe._pretokenize cimport COMPILED, PatternProgram, ScanSpec, Scanner, s
 
 from ._shared cimport (
     MAX_TOKEN_ID, SCAN_BATCH, PyUnicode_AsUTF8AndSize, _decode, _hash_bytes, _head_word, _head_word_of_8, _load32,
-    _load64, _utf8_view, _utf8_view_of_held, fill_vector,
+    _load64, _utf8_view, _utf8_view_of_held, fill_vector, BYTEBPE_LITTLE_ENDIAN,
 )
 
 import os
@@ -1891,10 +1891,13 @@ cdef class CoreBPE:
         return 0
 
     cdef int _encode_into(self, object pretokenizer, object special_split, str text, vector[Rank]& out,
-                          tuple deferred_check) except -1:
+                          tuple deferred_check, list owners=None) except -1:
+        """Append the ids of `text` to `out`. `owners`, when given, receives what the gathered UTF-8 belongs to
+        (with a compiled scanner and no special-token split: one item, the text's UTF-8 as a whole)."""
         cdef vector[Span] spans
         cdef vector[Span] segments
-        cdef list owners = []
+        if owners is None:
+            owners = []
         cdef Py_ssize_t total
         cdef vector[Py_ssize_t] text_ends
         cdef vector[int64_t] offsets
@@ -2177,34 +2180,31 @@ cdef class CoreBPE:
             self._append_token(self._check_id(<object>PyList_GET_ITEM(<list>tokens, i)), buffer)
         return PyBytes_FromStringAndSize(<const char*>buffer.data(), buffer.size())
 
-    cdef int _char_offsets_into(self, const Rank* ids, Py_ssize_t count, str text, vector[int64_t]& result) except -1:
-        """(start, end) character offsets of each id's bytes over `text`'s UTF-8, appended to `result`: `start`
-        the character holding the token's first byte, `end` one past the one holding its last. ValueError when
-        the ids' bytes are not `text`'s length."""
-        cdef Py_ssize_t n_bytes, at = 0, chars = 0, start, end, length, i
-        cdef Rank token
-        cdef const uint8_t* data = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n_bytes)
+    cdef int _char_offsets_into(self, const Rank* ids, Py_ssize_t count, str text, int64_t* result,
+                                object utf8=None, bint specials=True) except -1:
+        """(start, end) character offsets of each id's bytes over `text`'s UTF-8, written to result[:2 * count]:
+        `start` the character holding the token's first byte, `end` one past the one holding its last.
+        ValueError when the ids' bytes are not `text`'s length. `utf8`, when given, is that UTF-8 as the
+        encoding gathered it (the ASCII str itself, or bytes); else it is made here. `specials=False` when
+        the ids are known to hold no special token (encoded without a special-token split)."""
+        cdef Py_ssize_t n_bytes, at, i
+        cdef list owners = []
+        cdef const uint8_t* data
+        cdef vector[int32_t] lengths    # of the special tokens among the ids, in order
+        # The package's own UTF-8 view (as encode takes it): CPython's encoder is slower, and the copy it
+        # makes stays with the str for as long as the str lives.
+        if type(utf8) is bytes:
+            data, n_bytes = <const uint8_t*><const char*>utf8, PyBytes_GET_SIZE(utf8)
+        else:
+            data = _utf8_view(text, &n_bytes, owners)
         cdef MergeTable table = self.table
-        cdef bint ascii = PyUnicode_IS_ASCII(text)     # then a byte is a character: no walk over the bytes
-        result.reserve(result.size() + 2 * count)
-        for i in range(count):
-            token = ids[i]
-            if token <= table.max_rank and table.token_len[token] >= 0:
-                length = table.token_len[token]
-            else:
-                length = PyBytes_GET_SIZE(self._special_token_bytes(token))
-            if length <= 0 or at + length > n_bytes:
-                raise ValueError("the ids are not this text's: their bytes run past its end")
-            if ascii:
-                result.push_back(at)
-                at += length
-                result.push_back(at)
-                continue
-            start = chars - 1 + ((data[at] & 0xC0) != 0x80)
-            chars += _characters_in(data + at, length)
-            at += length
-            result.push_back(start)
-            result.push_back(chars)
+        for i in range(count if specials else 0):
+            if ids[i] > <Rank>table.max_rank or table.token_len[ids[i]] < 0:
+                lengths.push_back(<int32_t>PyBytes_GET_SIZE(self._special_token_bytes(ids[i])))
+        at = _offsets_of(ids, count, table.token_len.data(), table.max_rank, lengths.data(), data, n_bytes,
+                         PyUnicode_IS_ASCII(text), result)
+        if at < 0:
+            raise ValueError("the ids are not this text's: their bytes run past its end")
         if at != n_bytes:
             raise ValueError("the ids are not this text's: their bytes end before it does")
         return 0
@@ -2218,21 +2218,32 @@ cdef class CoreBPE:
         checked.reserve(PyList_GET_SIZE(ids))
         for i in range(PyList_GET_SIZE(ids)):
             checked.push_back(<Rank>self._check_id(<object>PyList_GET_ITEM(ids, i)))
-        self._char_offsets_into(checked.data(), checked.size(), text, offsets)
+        offsets.resize(2 * checked.size())
+        self._char_offsets_into(checked.data(), checked.size(), text, offsets.data())
         return [(offsets[2 * i], offsets[2 * i + 1]) for i in range(<Py_ssize_t>checked.size())]
 
     def encode_with_offsets(self, pretokenizer, special_split, str text not None, tuple deferred_check=None,
                             bint as_numpy=False):
         """`encode`'s ids and their character offsets (`_char_offsets_into`): a list and a list of (start, end),
-        or with `as_numpy` a uint32 array and an (n, 2) int64 array."""
+        or with `as_numpy` a uint32 array and an (n, 2) int64 array (filled in place)."""
         cdef vector[Rank] out
         cdef vector[int64_t] offsets
-        cdef Py_ssize_t i
-        self._encode_into(pretokenizer, special_split, text, out, deferred_check)
-        self._char_offsets_into(out.data(), out.size(), text, offsets)
+        cdef Py_buffer view
+        cdef list owners = []
+        self._encode_into(pretokenizer, special_split, text, out, deferred_check, owners)
+        # The text's UTF-8 as encode gathered it, when it is one piece: not made a second time.
+        utf8 = owners[0] if special_split is None and type(pretokenizer) is Scanner and len(owners) == 1 else None
         if as_numpy:
-            spans = _array_from(offsets.data(), offsets.size(), sizeof(int64_t), "int64").reshape(-1, 2)
-            return _to_numpy(out), spans
+            spans = _empty_array(2 * out.size(), "int64")
+            PyObject_GetBuffer(spans, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)
+            try:
+                self._char_offsets_into(out.data(), out.size(), text, <int64_t*>view.buf, utf8,
+                                        special_split is not None)
+            finally:
+                PyBuffer_Release(&view)
+            return _to_numpy(out), spans.reshape(-1, 2)
+        offsets.resize(2 * out.size())
+        self._char_offsets_into(out.data(), out.size(), text, offsets.data(), utf8, special_split is not None)
         return self._to_list(out, 0, out.size()), _offset_pairs(offsets.data(), out.size())
 
     def decode_single_token_bytes(self, token):
@@ -2503,8 +2514,11 @@ cdef bint _integer_buffer(object tokens, Py_buffer* view) except -1:
     return False
 
 
-cdef extern from *:
-    int __builtin_popcountll(unsigned long long) nogil
+cdef inline Py_ssize_t _count_continuations(uint64_t word) noexcept nogil:
+    """How many bytes of `word` are UTF-8 continuation bytes (10xxxxxx). Their high bits, moved to the low
+    bit of each byte, are summed into the top byte by one multiply: no popcount, which the baseline x86-64
+    target the wheels are built for lacks (gcc makes it a library call)."""
+    return <Py_ssize_t>((((word & ~(word << 1) & 0x8080808080808080ULL) >> 7) * 0x0101010101010101ULL) >> 56)
 
 
 cdef inline Py_ssize_t _characters_in(const uint8_t* data, Py_ssize_t n) noexcept nogil:
@@ -2515,10 +2529,53 @@ cdef inline Py_ssize_t _characters_in(const uint8_t* data, Py_ssize_t n) noexcep
     while n > 0:
         k = n if n < 8 else 8
         word = _head_word(data, k)      # zero-padded: a padding byte is no continuation byte
-        starts -= __builtin_popcountll(word & ~(word << 1) & 0x8080808080808080ULL)
+        starts -= _count_continuations(word)
         data += k
         n -= k
     return starts
+
+
+cdef Py_ssize_t _offsets_of(const Rank* ids, Py_ssize_t count, const int32_t* token_len, Py_ssize_t max_rank,
+                            const int32_t* special_lengths, const uint8_t* data, Py_ssize_t n, bint ascii,
+                            int64_t* result) noexcept nogil:
+    """CoreBPE._char_offsets_into's loop over the UTF-8 `data` (n bytes; `ascii`: a byte is a character):
+    returns the bytes the ids cover, or -1 when they run past n. Ids above `max_rank` or of no length are
+    special tokens, whose lengths come from `special_lengths` in order. The characters before a byte are
+    counted a word at a time (each whole word once, the last one masked)."""
+    cdef Py_ssize_t at = 0, chars = 0, start, length, i, word = 0, continuations = 0, r
+    cdef Rank token
+    cdef uint64_t bits
+    for i in range(count):
+        token = ids[i]
+        if token <= <Rank>max_rank and token_len[token] >= 0:
+            length = token_len[token]
+        else:
+            length = special_lengths[0]
+            special_lengths += 1
+        if length <= 0 or at + length > n:
+            return -1
+        if ascii:
+            result[2 * i] = at
+            at += length
+            result[2 * i + 1] = at
+            continue
+        start = chars - 1 + ((data[at] & 0xC0) != 0x80)
+        at += length
+        while 8 * word + 8 <= at:
+            continuations += _count_continuations(_load64(data + 8 * word))
+            word += 1
+        r = at - 8 * word
+        if r == 0:
+            chars = at - continuations
+        else:
+            if BYTEBPE_LITTLE_ENDIAN and 8 * word + 8 <= n:
+                bits = _load64(data + 8 * word) & ((1ULL << (8 * r)) - 1)
+            else:
+                bits = _head_word(data + 8 * word, r)     # zero-padded: no continuation byte
+            chars = at - continuations - _count_continuations(bits)
+        result[2 * i] = start
+        result[2 * i + 1] = chars
+    return at
 
 
 cdef list _offset_pairs(const int64_t* offsets, Py_ssize_t n):

@@ -284,10 +284,15 @@ def offsets_from_token_bytes(text: str, token_bytes: list[bytes]) -> list[tuple[
 def test_offsets_are_the_characters_each_tokens_bytes_come_from(enc, corpus_dir, tiktoken_encoding):
     reference = tiktoken_encoding(enc.name)
     texts = corpus_texts(corpus_dir)[::6] + [text for text in TEXTS if "\ud800" not in text]
-    for text in texts:
-        ids, offsets = enc.encode_with_offsets(text, allowed_special="all")
-        assert ids == reference.encode(text, allowed_special="all")
-        assert offsets == offsets_from_token_bytes(text, reference.decode_tokens_bytes(ids))
+    # Allowed special tokens (split out of the text), and none (one stretch of text, whose UTF-8 the offsets
+    # reuse from the encoding, and no special id to look for).
+    for policy in ({"allowed_special": "all"}, {"disallowed_special": ()}):
+        for text in texts:
+            ids, offsets = enc.encode_with_offsets(text, **policy)
+            assert ids == reference.encode(text, **policy)
+            assert offsets == offsets_from_token_bytes(text, reference.decode_tokens_bytes(ids))
+            array_ids, spans = enc.encode_with_offsets_to_numpy(text, **policy)
+            assert array_ids.tolist() == ids and [tuple(span) for span in spans.tolist()] == offsets
 
 
 def test_offsets_of_text_with_surrogates_index_the_text_as_given():
