@@ -1096,7 +1096,9 @@ include "_merge_windows.pxi"
 
 cdef struct CachedPiece:
     uint64_t hash           # 0 for an empty slot (pieces of 3+ bytes are never compared with one)
-    const uint8_t* piece    # the piece's bytes, in a text that outlives the cache
+    # A piece of up to 8 bytes: its head word (`_head_word`), which holds all of it, so a hit reads nothing
+    # else; a longer one: the address of its bytes, in a text that outlives the cache.
+    uint64_t bytes_or_head
     uint32_t length
     uint32_t ids_start      # its ids are MergeCache.ids[ids_start : ids_start + ids_count]
     uint32_t ids_count
@@ -1154,7 +1156,7 @@ cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil
     """Empty the merge cache's slots, sized for an input of `input_bytes`."""
     cdef uint64_t capacity = _cache_capacity(input_bytes)
     cache.mask = capacity - 1
-    fill_vector(cache.slots, capacity, CachedPiece(0, NULL, 0, 0, 0))
+    fill_vector(cache.slots, capacity, CachedPiece(0, 0, 0, 0, 0))
     cache.ids.clear()
     return 0
 
@@ -1307,7 +1309,7 @@ cdef class _PrefixSearch:
             h = _hash_bytes(_head_word(piece, size), piece, size)
         if _merge_through_caches(self.table, self.cache, self.pieces,
                                  self.pieces != NULL and _piece_cacheable(piece, size, True), piece, size, readable,
-                                 h, self.cache.input_bytes, self.ids):
+                                 _head_word(piece, size), h, self.cache.input_bytes, self.ids):
             _raise_missing_byte(PyBytes_FromStringAndSize(<const char*>piece, size))
         return self.ids.size()
 
@@ -1463,9 +1465,10 @@ cdef inline int _reserve_for(vector[Rank]& out, Py_ssize_t text_bytes) except -1
 
 
 cdef inline int _merge_through_caches(MergeTable table, MergeCache& cache, PieceCacheCore* pieces, bint persist,
-                                      const uint8_t* piece, Py_ssize_t size, Py_ssize_t readable, uint64_t h,
-                                      Py_ssize_t reset_bytes, vector[Rank]& out) except -1 nogil:
-    """Append the ids of `piece` (3+ bytes, not a whole token; hash `h`; `readable` bytes may be read from it)
+                                      const uint8_t* piece, Py_ssize_t size, Py_ssize_t readable, uint64_t head,
+                                      uint64_t h, Py_ssize_t reset_bytes, vector[Rank]& out) except -1 nogil:
+    """Append the ids of `piece` (3+ bytes, not a whole token; head word `head`, hash `h`; `readable` bytes may
+    be read from it)
     to `out`: from the persistent cache `pieces` when `persist` and it holds the piece, else from the call's
     merge cache, else merged with the call's pair memo and stored in whichever cache takes it (the call's
     cache, when full, starts afresh sized for `reset_bytes`). Returns 1 when the piece holds a byte the
@@ -1480,7 +1483,9 @@ cdef inline int _merge_through_caches(MergeTable table, MergeCache& cache, Piece
             return 0
     if not persist or cache.declined:
         cached = _call_slot(cache, h)
-        if cached.hash == h and cached.length == size and _same_bytes(cached.piece, piece, size):
+        if cached.hash == h and cached.length == size and (
+                cached.bytes_or_head == head if size <= 8 else
+                _same_bytes(<const uint8_t*><size_t>cached.bytes_or_head, piece, size)):
             out.insert(out.end(), cache.ids.begin() + cached.ids_start,
                        cache.ids.begin() + cached.ids_start + cached.ids_count)
             return 0
@@ -1499,7 +1504,7 @@ cdef inline int _merge_through_caches(MergeTable table, MergeCache& cache, Piece
         _reset_cache(cache, reset_bytes)
         cached = &cache.slots[h & cache.mask]
     cached.hash = h
-    cached.piece = piece
+    cached.bytes_or_head = head if size <= 8 else <uint64_t><size_t>piece
     cached.length = <uint32_t>size
     cached.ids_start = <uint32_t>cache.ids.size()
     cached.ids_count = <uint32_t>(out.size() - before)
@@ -1584,8 +1589,8 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
                     return start
                 continue
             persist = pieces != NULL and _piece_cacheable(data + start, size, any_script)
-            if _merge_through_caches(table, cache, pieces, persist, data + start, size, n - start, hashes[k], n,
-                                     out):
+            if _merge_through_caches(table, cache, pieces, persist, data + start, size, n - start, heads[k],
+                                     hashes[k], n, out):
                 return start
         if run < count:
             out.insert(out.end(), ranks + run, ranks + count)

@@ -84,10 +84,16 @@ cdef enum:
     WORDISH = BYTEBPE_LETTER | BYTEBPE_NUMBER | BYTEBPE_SPACE
     NO_END = -1
 
-# Class bits of the ASCII range, copied out of the two-stage table so the common case is one load.
+# Class bits of the ASCII range, copied out of the two-stage table so the common case is one load; and of
+# every code point below U+0800 (two bytes of UTF-8: Latin with accents, Greek, Cyrillic, Armenian, Hebrew,
+# Arabic, Syriac ...), indexed by the low bits of those two bytes, so that a letter of those scripts is one
+# load instead of a decode and two dependent loads.
 cdef uint8_t ASCII_CLASS[128]
-for _cp in range(128):
-    ASCII_CLASS[_cp] = bytebpe_class_of(_cp)
+cdef uint8_t TWO_BYTE_CLASS[2048]
+for _cp in range(2048):
+    TWO_BYTE_CLASS[_cp] = bytebpe_class_of(_cp)
+    if _cp < 128:
+        ASCII_CLASS[_cp] = TWO_BYTE_CLASS[_cp]
 del _cp
 
 
@@ -122,6 +128,9 @@ cdef inline uint8_t _class_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_s
     if s[i] < 0x80:
         width[0] = 1
         return ASCII_CLASS[s[i]]
+    if (s[i] & 0xE0) == 0xC0 and i + 1 < n:    # two bytes: the code point _decode would read, in one load
+        width[0] = 2
+        return TWO_BYTE_CLASS[((s[i] & 0x1F) << 6) | (s[i + 1] & 0x3F)]
     return bytebpe_class_of(_decode(s, i, n, width))
 
 
@@ -140,7 +149,7 @@ cdef inline Py_ssize_t _run_with(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, u
                 break
             i += 1
         else:
-            if not (bytebpe_class_of(_decode(s, i, n, &width)) & bits):
+            if not (_class_at(s, i, n, &width) & bits):
                 break
             i += width
     return i
@@ -155,7 +164,7 @@ cdef inline Py_ssize_t _run_without(const uint8_t* s, Py_ssize_t i, Py_ssize_t n
                 break
             i += 1
         else:
-            if bytebpe_class_of(_decode(s, i, n, &width)) & bits:
+            if _class_at(s, i, n, &width) & bits:
                 break
             i += width
     return i
