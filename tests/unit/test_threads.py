@@ -140,6 +140,21 @@ def test_flat_output_on_threads_equals_a_serial_loop_for_every_batch_shape(corpu
         assert flat_lists(*flat) == expected
 
 
+def test_what_the_caller_meets_while_gathering_a_flat_batch_comes_out_as_from_a_serial_loop(corpus_dir, data_dir):
+    # The calling thread gathers the whole batch before the threads encode it: a text it refuses late in the
+    # batch (a disallowed special token) raises and returns nothing, and a lone surrogate late in the batch
+    # sends the whole batch down the repairing path, with the same ids as encode.
+    enc = bytebpe.get_encoding("cl100k_base")
+    docs = [doc.replace("<|endoftext|>", "") for doc in documents(corpus_dir, 400)]
+    refused = list(docs)
+    refused[350] += "<|endoftext|>"
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.encode_batch_to_numpy(refused, num_threads=2)
+    repaired = list(docs)
+    repaired[380] += "\ud800 and on"
+    assert flat_lists(*enc.encode_batch_to_numpy(repaired, num_threads=2)) == [enc.encode(doc) for doc in repaired]
+
+
 def test_a_flat_batch_larger_than_a_round_is_encoded_round_by_round(corpus_dir, data_dir, monkeypatch):
     from bytebpe import encoding
 
