@@ -2421,7 +2421,10 @@ cdef class FlatBatch:
         cdef MergeCache cache
         cdef PieceCacheCore* pieces = self.cache.core if self.cache is not None else NULL
         cdef Py_ssize_t g, n_groups = self.group_ends.size()
-        _start_merge_cache(cache, self.worker_bytes, self.char_starts)
+        # Sized as for one group, as a call of that size would have it: the tables stay small (pieces of a
+        # batch repeat less than those of one long text), and words of every script go to the persistent
+        # cache (MULTIBYTE_PERSIST_MAX_CALL_BYTES), which carries them from one document to the next.
+        _start_merge_cache(cache, min(self.worker_bytes, <Py_ssize_t>BATCH_GROUP_BYTES), self.char_starts)
         try:
             while True:
                 with nogil:
