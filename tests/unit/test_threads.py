@@ -172,7 +172,7 @@ def test_a_ctrl_c_during_a_flat_batch_stops_it_and_leaves_the_encoding_usable(co
     import _thread
 
     enc = bytebpe.get_encoding("cl100k_base")
-    texts = documents(corpus_dir, 400) * 25      # ~ 30 MB: a few seconds on two threads
+    texts = documents(corpus_dir, 400) * 60      # 44 MB of UTF-8: far longer than the 50 ms before the signal
     timer = threading.Timer(0.05, _thread.interrupt_main)
     timer.start()
     started = time.perf_counter()
