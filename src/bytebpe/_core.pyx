@@ -1698,6 +1698,24 @@ def needle_starts(str text not None, bytes needle not None, Py_ssize_t limit):
     return starts
 
 
+cdef tuple _anchored_check(tuple deferred_check, object special_split, bint scanned, texts):
+    """`deferred_check` when the core can run it by its anchor (a compiled scanner's whole texts, a
+    non-empty anchor); otherwise it is run now on every str of `texts` and None is returned."""
+    if deferred_check is not None and (special_split is not None or not scanned or not deferred_check[0]):
+        for text in texts:
+            if isinstance(text, str):
+                deferred_check[1](text)
+        return None
+    return deferred_check
+
+
+cdef int _raise_missing_piece(const ScanSpec* scan, const Span* segment, Py_ssize_t at) except -1:
+    """The error for the piece of `segment` at byte `at`, which holds a byte the vocabulary lacks."""
+    cdef Py_ssize_t piece_end[1]
+    scan_pieces(scan, segment.data, at, segment.size, piece_end, 1)
+    _raise_missing_byte(PyBytes_FromStringAndSize(<const char*>segment.data + at, piece_end[0] - at))
+
+
 cdef _raise_missing_byte(bytes data):
     raise ValueError(
         f"cannot encode {data[:40]!r}: one of its bytes is not a token of this vocabulary "
@@ -1869,7 +1887,6 @@ cdef class CoreBPE:
                          PieceCache cache) except -1:
         cdef PieceCacheCore* pieces = cache.core if cache is not None else NULL
         cdef Py_ssize_t failed, failed_offset = 0
-        cdef Py_ssize_t piece_end[1]
         # Read with the GIL, which every build of the table holds (_note_text): built once, never changed.
         cdef const uint32_t* char_starts = self.table.char_starts.data() if self.table.char_starts.size() else NULL
         _reserve_for(out, total_bytes)
@@ -1881,10 +1898,19 @@ cdef class CoreBPE:
             failed = self._scan_texts(scan, segments, text_ends, total_bytes, out, offsets, &failed_offset,
                                       pieces, char_starts)
         if failed >= 0:
-            scan_pieces(scan, segments[failed].data, failed_offset, segments[failed].size, piece_end, 1)
-            _raise_missing_byte(PyBytes_FromStringAndSize(
-                <const char*>segments[failed].data + failed_offset, piece_end[0] - failed_offset))
+            _raise_missing_piece(scan, &segments[failed], failed_offset)
         return 0
+
+    cdef Py_ssize_t _gather_scanned(self, Scanner scanner, object special_split, str text, vector[Span]& segments,
+                                    list owners, tuple deferred_check) except -1:
+        """`_gather` of `text` for a compiled scanner, counted toward the character starts first, and refused
+        by `deferred_check` when its UTF-8 holds the anchor (see `encode`): the bytes gathered."""
+        cdef Py_ssize_t first = segments.size(), size
+        self._note_text(text)
+        size = self._gather(scanner, special_split, text, segments, owners)
+        if deferred_check is not None and _holds_anchor(segments, first, deferred_check[0]):
+            deferred_check[1](text)
+        return size
 
     cdef inline int _note_text(self, str text) except -1:
         """Count the text toward building the table's character starts (_merge_char_starts.pxi), and build
@@ -1909,16 +1935,10 @@ cdef class CoreBPE:
         # Held for the whole call (the ownership rule): the table's cache may be replaced meanwhile.
         cdef PieceCache cache = self.table.current_piece_cache()
         cdef bint scanned = type(pretokenizer) is Scanner
-        if deferred_check is not None and (special_split is not None or not scanned or not deferred_check[0]):
-            # The anchor test below sees only a compiled scanner's whole text, and an empty anchor is in
-            # every text.
-            deferred_check[1](text)
-            deferred_check = None
+        # (the anchor test sees only a compiled scanner's whole text, and an empty anchor is in every text)
+        deferred_check = _anchored_check(deferred_check, special_split, scanned, (text,))
         if scanned:
-            self._note_text(text)
-            total = self._gather(pretokenizer, special_split, text, segments, owners)
-            if deferred_check is not None and _holds_anchor(segments, 0, deferred_check[0]):
-                deferred_check[1](text)
+            total = self._gather_scanned(pretokenizer, special_split, text, segments, owners, deferred_check)
             text_ends.push_back(segments.size())
             return self._scan_group(&(<Scanner>pretokenizer).spec, segments, text_ends, total, out, offsets, cache)
         total = self._gather(pretokenizer, special_split, text, spans, owners)
@@ -2029,22 +2049,14 @@ cdef class CoreBPE:
         cdef list lists = []
         # Held for the whole call (the ownership rule): the table's cache may be replaced meanwhile.
         cdef PieceCache cache = self.table.current_piece_cache()
-        cdef Py_ssize_t first_segment
-        if deferred_check is not None and (special_split is not None or not scanned or not deferred_check[0]):
-            for text in snapshot:   # as in _encode_into
-                if isinstance(text, str):
-                    deferred_check[1](text)
-            deferred_check = None
+        deferred_check = _anchored_check(deferred_check, special_split, scanned, snapshot)
         offsets.push_back(0)
         for text in snapshot:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, got {type(text).__name__}")
             if scanned:
-                self._note_text(text)
-                first_segment = segments.size()
-                group_bytes += self._gather(pretokenizer, special_split, text, segments, owners)
-                if deferred_check is not None and _holds_anchor(segments, first_segment, deferred_check[0]):
-                    deferred_check[1](text)
+                group_bytes += self._gather_scanned(pretokenizer, special_split, text, segments, owners,
+                                                    deferred_check)
                 text_ends.push_back(segments.size())
             else:
                 group_bytes += self._gather(pretokenizer, special_split, text, spans, owners)
@@ -2304,7 +2316,7 @@ cdef class FlatBatch:
 
     def __cinit__(self, CoreBPE core not None, Scanner scanner not None, special_split, list texts not None,
                   tuple deferred_check, Py_ssize_t workers):
-        cdef Py_ssize_t first_segment, size, total = 0, in_group = 0, target, remaining, i
+        cdef Py_ssize_t size, total = 0, in_group = 0, target, remaining, i
         cdef vector[Py_ssize_t] text_bytes
         self.core = core
         self.scanner = scanner
@@ -2318,19 +2330,11 @@ cdef class FlatBatch:
         self.ids = NULL
         # Held for the whole batch (the ownership rule): the table's cache may be replaced meanwhile.
         self.cache = core.table.current_piece_cache()
-        if deferred_check is not None and (special_split is not None or not deferred_check[0]):
-            for text in texts:      # as in CoreBPE._encode_into
-                if isinstance(text, str):
-                    deferred_check[1](text)
-            deferred_check = None
+        deferred_check = _anchored_check(deferred_check, special_split, True, texts)
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, got {type(text).__name__}")
-            core._note_text(text)
-            first_segment = self.segments.size()
-            size = core._gather(scanner, special_split, text, self.segments, self.owners)
-            if deferred_check is not None and _holds_anchor(self.segments, first_segment, deferred_check[0]):
-                deferred_check[1](text)
+            size = core._gather_scanned(scanner, special_split, text, self.segments, self.owners, deferred_check)
             self.text_ends.push_back(self.segments.size())
             text_bytes.push_back(size)
             total += size
@@ -2455,18 +2459,13 @@ cdef class FlatBatch:
     def result(self):
         """(uint32 ids, int64 offsets) as `CoreBPE.encode_batch(flat=True)` returns them, once every `work()`
         call has returned; ValueError for the earliest text holding a byte the vocabulary lacks."""
-        cdef Py_ssize_t g, k, base, n_groups = self.group_ends.size(), failed, at
-        cdef Py_ssize_t piece_end[1]
+        cdef Py_ssize_t g, k, base, n_groups = self.group_ends.size(), failed
         cdef vector[int64_t] offsets
         cdef _MallocIds owner
         for g in range(n_groups):
             failed = self.group_failed[g]
             if failed >= 0:
-                at = self.group_failed_offset[g]
-                scan_pieces(&self.scanner.spec, self.segments[failed].data, at, self.segments[failed].size,
-                            piece_end, 1)
-                _raise_missing_byte(PyBytes_FromStringAndSize(
-                    <const char*>self.segments[failed].data + at, piece_end[0] - at))
+                _raise_missing_piece(&self.scanner.spec, &self.segments[failed], self.group_failed_offset[g])
         if self.groups_done.load() != n_groups:
             raise RuntimeError("FlatBatch.result() before every group was encoded")
         with nogil:
