@@ -86,7 +86,7 @@ from libc.stdlib cimport free, malloc
 cdef extern from "<thread>" nogil:
     void _yield_thread "std::this_thread::yield"()
 
-from bytebpe._pretokenize cimport COMPILED, PatternProgram, ScanSpec, Scanner, scan_pieces
+from bytebpe._pretokenize cimport ScanSpec, Scanner, scan_pieces, scan_pieces_seen
 
 from ._shared cimport (
     MAX_TOKEN_ID, SCAN_BATCH, PyUnicode_AsUTF8AndSize, _decode, _hash_bytes, _head_word, _head_word_of_8, _load32,
@@ -126,12 +126,6 @@ cdef extern from *:
     """
     ctypedef struct bytebpe_ndarray_head:
         char* data
-
-cdef extern from "_pattern_scan.h":
-    Py_ssize_t bytebpe_pattern_scan_seen(const PatternProgram* p, const uint8_t* s, Py_ssize_t start,
-                                         Py_ssize_t n, Py_ssize_t* piece_ends, Py_ssize_t* seen_out,
-                                         Py_ssize_t capacity) noexcept nogil
-
 
 cdef extern from "_piece_cache.h" namespace "bytebpe" nogil:
     # The persistent piece cache (the header explains its structure, admission rule and locking).
@@ -998,7 +992,7 @@ cdef class MergeTable:
     def longest_suffix(self, Scanner scanner not None, bytes data not None, Py_ssize_t budget):
         """(s, its tokens) for the smallest character boundary s such that ``data[s:]``, the UTF-8 of an
         ordinary text of its own, has at most `budget` tokens (`_PrefixSearch.longest_suffix` says why this is
-        exact). `scanner` must be the compiled scanner of a pattern that reads nothing before a match's start
+        exact). `scanner` must cut by a pattern that reads nothing before a match's start
         (pattern_compiler.looks_at_the_start is False)."""
         if budget < 0:
             raise ValueError(f"budget must be 0 or more, got {budget}")
@@ -1013,10 +1007,17 @@ cdef class MergeTable:
         longest prefix of the rest that fits in `budget` tokens (`longest_prefix` of the rest as a text of its
         own, whole); with `at_pieces` one that ends where a piece of the rest ends, unless there is none; and
         one character when not even that fits. The persistent piece cache serves the pieces it holds."""
-        cdef _PrefixSearch search = _PrefixSearch(self, scanner, True, PyBytes_GET_SIZE(data))
         cdef const uint8_t* text = <const uint8_t*>PyBytes_AS_STRING(data)
-        cdef Py_ssize_t n = PyBytes_GET_SIZE(data), start = 0, k, tokens, chars = 0, j
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(data), start = 0, k, tokens, chars = 0
         cdef vector[Py_ssize_t] ends
+        if not self.char_starts_built:     # (the text counts toward the character starts, as encode's do)
+            chars = _characters_in(text, n)
+            if chars < n:
+                self.non_ascii_chars += chars
+                if self.non_ascii_chars >= CHAR_STARTS_AFTER_CHARS:
+                    _build_char_starts(self)
+            chars = 0
+        cdef _PrefixSearch search = _PrefixSearch(self, scanner, True, n)
         while start < n:
             k = 0
             if at_pieces:
@@ -1027,8 +1028,7 @@ cdef class MergeTable:
                 k = 1
                 while start + k < n and (text[start + k] & 0xC0) == 0x80:
                     k += 1
-            for j in range(start, start + k):
-                chars += (text[j] & 0xC0) != 0x80
+            chars += _characters_in(text + start, k)
             ends.push_back(chars)
             start += k
         search.finish()
@@ -1219,28 +1219,25 @@ cdef inline bint _piece_cache_offer(PieceCacheCore* pieces, uint64_t h, const ui
 
 @cython.final
 cdef class _PrefixSearch:
-    """What budgets.py's search needs (the table, the scanner's program, the persistent piece cache when one
+    """What budgets.py's search needs (the table, the scanner, the persistent piece cache when one
     is used) and its scratch space, kept across the searches of one chunk_ends call. It holds the table, the
     scanner and the cache for as long as it lives (the ownership rule)."""
     cdef MergeTable table
     cdef Scanner scanner
     cdef PieceCache piece_cache
-    cdef const PatternProgram* program
     cdef const ScanSpec* spec
     cdef PieceCacheCore* pieces
     # The call's merge cache and pair memo, as encode has them (made on first use): its cached pieces point
     # into the text, which the caller holds for as long as this search lives.
     cdef MergeCache cache
     cdef vector[Py_ssize_t] piece_ends, furthest, tokens
+    cdef vector[Py_ssize_t] text_ends      # (longest with at_pieces)
     cdef vector[Rank] ids
 
     def __cinit__(self, MergeTable table not None, Scanner scanner not None, bint use_cache,
                   Py_ssize_t input_bytes):
-        if scanner.kind != COMPILED:
-            raise TypeError("only a compiled scanner (Scanner.compiled) reports what each piece looked at")
         self.table = table
         self.scanner = scanner
-        self.program = scanner.spec.program
         self.spec = &scanner.spec
         self.piece_cache = table.current_piece_cache() if use_cache else None
         self.pieces = self.piece_cache.core if self.piece_cache is not None else NULL
@@ -1307,8 +1304,11 @@ cdef class _PrefixSearch:
                 return 1
         else:
             h = _hash_bytes(_head_word(piece, size), piece, size)
+        # (the persistent cache takes what it takes from encode: multi-byte pieces only from small texts)
         if _merge_through_caches(self.table, self.cache, self.pieces,
-                                 self.pieces != NULL and _piece_cacheable(piece, size, True), piece, size, readable,
+                                 self.pieces != NULL and _piece_cacheable(
+                                     piece, size, self.cache.input_bytes <= MULTIBYTE_PERSIST_MAX_CALL_BYTES),
+                                 piece, size, readable,
                                  _head_word(piece, size), h, self.cache.input_bytes, self.ids):
             _raise_missing_byte(PyBytes_FromStringAndSize(<const char*>piece, size))
         return self.ids.size()
@@ -1389,23 +1389,21 @@ cdef class _PrefixSearch:
         s_out[0], tokens_out[0] = n, 0
         return 0
 
-    cdef bint longest(self, const uint8_t* text, Py_ssize_t n, Py_ssize_t budget, Py_ssize_t limit, bint whole,
-                      bint at_pieces, Py_ssize_t* k_out, Py_ssize_t* tokens_out) except -1:
-        """budgets.py's search over `text` (n bytes, the start of a text; all of it if `whole`): False when
-        the bytes do not settle it, else True with the longest prefix in `k_out`, its tokens in `tokens_out`."""
+    cdef bint add_pieces(self, const uint8_t* text, Py_ssize_t start, Py_ssize_t end, Py_ssize_t n,
+                         Py_ssize_t budget, bint by_blocks) except -1:
+        """Append the pieces of the text text[:end] from `start` (a piece start) on to `piece_ends`, with S_i
+        (`furthest`) and F_i (`tokens`), until the first whose F passes `budget` (True) or the end (False). `n`:
+        the bytes `text` has (the pieces' ids may read that far)."""
         cdef Py_ssize_t ends[SCAN_BATCH]
         cdef Py_ssize_t seen[SCAN_BATCH]
         cdef Py_ssize_t piece_counts[SCAN_BATCH]
-        cdef Py_ssize_t start = 0, count, j, reach = -1, total = 0, over = -1, bound, k, stable, tail, candidate
-        self.piece_ends.clear()
-        self.furthest.clear()
-        self.tokens.clear()
-        self.tokens.push_back(0)
-        # Pieces i with S_i (`furthest`) and F_i (`tokens`, F_0 = 0 in front), up to i* (`over`) or the end.
-        while start < n and over < 0:
+        cdef Py_ssize_t count, j
+        cdef Py_ssize_t reach = self.furthest.back() if self.furthest.size() else -1
+        cdef Py_ssize_t total = self.tokens.back()
+        while start < end:
             # (each piece is a token at least: no more pieces than that can be needed to pass the budget)
-            count = bytebpe_pattern_scan_seen(self.program, text, start, n, ends, seen,
-                                              min(<Py_ssize_t>SCAN_BATCH, budget - total + 1))
+            count = scan_pieces_seen(self.spec, text, start, end, ends, seen,
+                                     min(<Py_ssize_t>SCAN_BATCH, budget - total + 1), by_blocks)
             self.batch_tokens(text, start, ends, count, n, piece_counts)
             for j in range(count):
                 total += piece_counts[j]
@@ -1413,41 +1411,60 @@ cdef class _PrefixSearch:
                 self.piece_ends.push_back(ends[j])
                 self.furthest.push_back(reach)
                 self.tokens.push_back(total)
-                start = ends[j]
                 if total > budget:
-                    over = self.piece_ends.size() - 1
-                    break
-        bound = self.furthest[over] if over >= 0 else n
+                    return True
+            start = ends[count - 1]
+        return False
+
+    cdef bint longest(self, const uint8_t* text, Py_ssize_t n, Py_ssize_t budget, Py_ssize_t limit, bint whole,
+                      bint at_pieces, Py_ssize_t* k_out, Py_ssize_t* tokens_out) except -1:
+        """budgets.py's search over `text` (n bytes, the start of a text; all of it if `whole`): False when
+        the bytes do not settle it, else True with the longest prefix in `k_out`, its tokens in `tokens_out`.
+
+        The pieces listed (S_i, F_i) are those of the text the search is in: first the whole text's (scanned
+        by blocks: S is then up to a block beyond what a piece needed), then, after each candidate k that is
+        over the budget, prefix k's own: its pieces 1..stable and the ones scanned after them, exactly. A
+        shorter candidate is a prefix of prefix k, so the same reasoning holds in it, with S and F that are
+        closer to the cut."""
+        cdef Py_ssize_t bound, k, stable, tail, candidate
+        cdef bint over
+        self.piece_ends.clear()
+        self.furthest.clear()
+        self.tokens.clear()
+        self.tokens.push_back(0)
+        over = self.add_pieces(text, 0, n, n, budget, True)
+        bound = self.furthest.back() if over else n
         if not (whole or limit <= n or bound < n):
             return False
+        if at_pieces:       # the candidates: where the whole text's pieces end
+            self.text_ends = self.piece_ends
         k = min(bound, n, limit)
-        candidate = self.piece_ends.size() - 1     # with at_pieces: the piece whose end k is
+        candidate = self.text_ends.size() - 1
         while k > 0:
             if at_pieces:
-                while candidate >= 0 and self.piece_ends[candidate] > k:
+                while candidate >= 0 and self.text_ends[candidate] > k:
                     candidate -= 1
                 if candidate < 0:
                     break
-                k = self.piece_ends[candidate]
+                k = self.text_ends[candidate]
             while k < n and (text[k] & 0xC0) == 0x80:   # a character boundary
                 k -= 1
             # pieces 1..stable are the prefix's own (S_i < k)
             stable = lower_bound(self.furthest.begin(), self.furthest.end(), k) - self.furthest.begin()
-            total = self.tokens[stable]
             tail = self.piece_ends[stable - 1] if stable else 0
-            while tail < k and total <= budget:
-                count = bytebpe_pattern_scan_seen(self.program, text, tail, k, ends, seen, SCAN_BATCH)
-                for j in range(count):
-                    total += self.piece_tokens(text + tail, ends[j] - tail, k - tail,
-                                               _hash_bytes(_head_word(text + tail, ends[j] - tail), text + tail,
-                                                           ends[j] - tail))
-                    tail = ends[j]
-                    if total > budget:
-                        break
-            if total <= budget:
-                k_out[0], tokens_out[0] = k, total
+            if tail < k and self.tokens[stable] >= budget:
+                # Those pieces and one token more: over, and so is every prefix that keeps them (every k
+                # above S_stable, which is below this one): the next candidate is at most S_stable, or the
+                # end of those pieces.
+                k = max(self.furthest[stable - 1], tail) if stable else 0
+                continue
+            self.piece_ends.resize(stable)
+            self.furthest.resize(stable)
+            self.tokens.resize(stable + 1)
+            if not self.add_pieces(text, tail, k, n, budget, False):
+                k_out[0], tokens_out[0] = k, self.tokens.back()
                 return True
-            k -= 1
+            k = min(k - 1, self.furthest.back())
         k_out[0], tokens_out[0] = 0, 0
         return True
 

@@ -49,6 +49,16 @@ cdef struct ScanSpec:
 cdef Py_ssize_t scan_pieces(const ScanSpec* spec, const uint8_t* text, Py_ssize_t start, Py_ssize_t length,
                             Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil
 
+# scan_pieces, also writing to `seen_out` for each piece the furthest byte its scan looked at (read, or
+# compared with the end: `length` when it met the end). A prefix text[:k] with k beyond the seen of a piece
+# and of every piece before it cuts those pieces as the whole text does (what budgets.py needs). Every kind
+# reports it. With `by_blocks`, ASCII text goes 64 bytes at a time where the pattern has block rules, and a
+# piece a block ends reports the block's last byte (faster, but up to a block beyond what its match needed);
+# without, each piece is scanned on its own and reports exactly what it looked at.
+cdef Py_ssize_t scan_pieces_seen(const ScanSpec* spec, const uint8_t* text, Py_ssize_t start, Py_ssize_t length,
+                                 Py_ssize_t* piece_ends, Py_ssize_t* seen_out, Py_ssize_t capacity,
+                                 bint by_blocks) noexcept nogil
+
 
 cdef class Scanner:
     cdef readonly PatternKind kind

@@ -122,6 +122,32 @@ TIKTOKEN_VERSION = BYTEBPE_TIKTOKEN_VERSION.decode("ascii")
 TOKENIZERS_VERSION = BYTEBPE_TOKENIZERS_VERSION.decode("ascii")
 
 
+# ---- what a match looked at ------------------------------------------------------------------------
+# A scanner's piece is a function of the bytes it read and of the positions it compared with the text's end
+# n. The token-budget searches (budgets.py) need, for each piece, the furthest such position: a prefix of the
+# text that holds it cuts the piece, and every piece before it, as the whole text does (every byte read is
+# the same, and every comparison with the end comes out the same). Each scanner below is written once for
+# two uses: with NoSeen (the scan, `scan_pieces`; `_see` compiles to nothing) and with MaxSeen, which keeps
+# the furthest position (`scan_pieces_seen`). A run helper records where its run stopped (the code point
+# that ended it, or the end), a piece function each position it tests before calling one; recording a
+# position the scanner did not need is safe (it only makes the searches re-cut a piece more often).
+cdef struct NoSeen:
+    char unused
+
+cdef struct MaxSeen:
+    Py_ssize_t at
+
+ctypedef fused Seen:
+    NoSeen
+    MaxSeen
+
+
+cdef inline void _see(Seen* seen, Py_ssize_t position) noexcept nogil:
+    if Seen is MaxSeen:
+        if position > seen.at:
+            seen.at = position
+
+
 # ---- reading code points ------------------------------------------------------------------------------
 
 cdef inline uint8_t _class_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t* width) noexcept nogil:
@@ -134,7 +160,8 @@ cdef inline uint8_t _class_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_s
     return bytebpe_class_of(_decode(s, i, n, width))
 
 
-cdef inline Py_ssize_t _run_with(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, uint8_t bits) noexcept nogil:
+cdef inline Py_ssize_t _run_with(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, uint8_t bits,
+                                 Seen* seen) noexcept nogil:
     """Skip code points that have any of `bits`."""
     cdef Py_ssize_t width
     # Letters (\p{L}: A-Z and a-z in ASCII) and o200k's lower class (a-z) start with a vectorized pass over
@@ -152,10 +179,12 @@ cdef inline Py_ssize_t _run_with(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, u
             if not (_class_at(s, i, n, &width) & bits):
                 break
             i += width
+    _see(seen, i)
     return i
 
 
-cdef inline Py_ssize_t _run_without(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, uint8_t bits) noexcept nogil:
+cdef inline Py_ssize_t _run_without(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, uint8_t bits,
+                                    Seen* seen) noexcept nogil:
     """Skip code points that have none of `bits`."""
     cdef Py_ssize_t width
     while i < n:
@@ -167,28 +196,33 @@ cdef inline Py_ssize_t _run_without(const uint8_t* s, Py_ssize_t i, Py_ssize_t n
             if _class_at(s, i, n, &width) & bits:
                 break
             i += width
+    _see(seen, i)
     return i
 
 
-cdef inline Py_ssize_t _run_of_bytes(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, bint slash) noexcept nogil:
+cdef inline Py_ssize_t _run_of_bytes(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, bint slash,
+                                     Seen* seen) noexcept nogil:
     """Skip ``[\\r\\n]*`` (or ``[\\r\\n/]*`` with `slash`)."""
     while i < n and (s[i] == 13 or s[i] == 10 or (slash and s[i] == 47)):
         i += 1
+    _see(seen, i)
     return i
 
 
-cdef inline Py_ssize_t _digits(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t width) noexcept nogil:
+cdef inline Py_ssize_t _digits(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t width,
+                                Seen* seen) noexcept nogil:
     """``\\p{N}{1,3}`` from a number at s[i] of `width` bytes."""
     cdef Py_ssize_t count = 1
     i += width
     while count < 3 and i < n and _class_at(s, i, n, &width) & BYTEBPE_NUMBER:
         i += width
         count += 1
+    _see(seen, i if count < 3 else i - 1)   # (after a third number nothing more was read)
     return i
 
 
 cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t i, Py_ssize_t n,
-                                   Py_ssize_t* last_start, Py_ssize_t* newline_end) noexcept nogil:
+                                   Py_ssize_t* last_start, Py_ssize_t* newline_end, Seen* seen) noexcept nogil:
     """The run of ``\\s`` from s[i]; also where its last character starts, and where its last line break
     (\\r or \\n) ends, NO_END if it has none. Returns the end of the run."""
     cdef Py_ssize_t width
@@ -205,56 +239,70 @@ cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t i, Py_ssize_t n,
         if s[i] == 13 or s[i] == 10:
             newline_end[0] = i + 1
         i += width
+    _see(seen, i)
     return i
 
 
-cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Seen* seen) noexcept nogil:
     """End of ``(?i:'s|'t|'re|'ve|'m|'ll|'d)`` at s[i], or NO_END."""
     cdef Py_ssize_t width, second
     cdef uint32_t first, last
-    if i + 1 >= n or s[i] != 39:
+    if s[i] != 39:
+        return NO_END
+    _see(seen, i + 1)
+    if i + 1 >= n:
         return NO_END
     first = bytebpe_contraction_letter(_decode(s, i + 1, n, &width))
     if first == 115 or first == 116 or first == 109 or first == 100:      # s t m d
         return i + 1 + width
     if (first == 114 or first == 118 or first == 108) and i + 1 + width < n:   # r v l
         second = i + 1 + width
+        _see(seen, second)
         last = bytebpe_contraction_letter(_decode(s, second, n, &width))
         if (last == 101 and first != 108) or (last == 108 and first == 108):    # re ve | ll
             return second + width
     return NO_END
 
 
-cdef inline Py_ssize_t _exact_contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef inline Py_ssize_t _exact_contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t n,
+                                         Seen* seen) noexcept nogil:
     """End of the case-sensitive ``'(?:[sdmt]|ll|ve|re)`` at s[i], or NO_END."""
-    if i + 1 >= n or s[i] != 39:
+    if s[i] != 39:
+        return NO_END
+    _see(seen, i + 1)
+    if i + 1 >= n:
         return NO_END
     cdef uint8_t first = s[i + 1]
     if first == 115 or first == 116 or first == 109 or first == 100:
         return i + 2
-    if i + 2 < n and ((first == 108 and s[i + 2] == 108) or ((first == 118 or first == 114) and s[i + 2] == 101)):
+    if first != 108 and first != 118 and first != 114:     # l v r
+        return NO_END
+    _see(seen, i + 2)
+    if i + 2 < n and ((first == 108 and s[i + 2] == 108) or (first != 108 and s[i + 2] == 101)):
         return i + 3
     return NO_END
 
 
 # ---- one scanner per pattern family --------------------------------------------------------------------
 
-cdef Py_ssize_t _r50k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef Py_ssize_t _r50k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Seen* seen) noexcept nogil:
     # '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
-    cdef Py_ssize_t end = _exact_contraction(s, i, n)
+    cdef Py_ssize_t end = _exact_contraction(s, i, n, seen)
     cdef Py_ssize_t j, width, last_start, newline_end
     cdef uint8_t bits
     if end != NO_END:
         return end
+    if s[i] == 32:
+        _see(seen, i + 1)
     j = i + 1 if s[i] == 32 and i + 1 < n else i    # the optional leading space
     bits = _class_at(s, j, n, &width)
     if bits & BYTEBPE_LETTER:
-        return _run_with(s, j + width, n, BYTEBPE_LETTER)
+        return _run_with(s, j + width, n, BYTEBPE_LETTER, seen)
     if bits & BYTEBPE_NUMBER:
-        return _run_with(s, j + width, n, BYTEBPE_NUMBER)
+        return _run_with(s, j + width, n, BYTEBPE_NUMBER, seen)
     if not (bits & BYTEBPE_SPACE):
-        return _run_without(s, j + width, n, WORDISH)
-    end = _whitespace(s, i, n, &last_start, &newline_end)
+        return _run_without(s, j + width, n, WORDISH, seen)
+    end = _whitespace(s, i, n, &last_start, &newline_end, seen)
     if end == n:
         return n                # \s++$
     if last_start > i:
@@ -262,7 +310,7 @@ cdef Py_ssize_t _r50k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexce
     return end                  # \s
 
 
-cdef Py_ssize_t _cl100k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef Py_ssize_t _cl100k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Seen* seen) noexcept nogil:
     # '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$
     # |\s*[\r\n]|\s+(?!\S)|\s
     cdef Py_ssize_t end
@@ -271,25 +319,26 @@ cdef Py_ssize_t _cl100k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noex
     # The commonest piece first: a space and a word that starts with an ASCII letter (one byte of
     # [^\r\n\p{L}\p{N}], then \p{L}++); no contraction starts with a space.
     if s[i] == 32 and i + 1 < n and s[i + 1] < 0x80 and ASCII_CLASS[s[i + 1]] & BYTEBPE_LETTER:
-        return _run_with(s, i + 2, n, BYTEBPE_LETTER)
-    end = _contraction(s, i, n)
+        return _run_with(s, i + 2, n, BYTEBPE_LETTER, seen)
+    end = _contraction(s, i, n, seen)
     if end != NO_END:
         return end
     bits = _class_at(s, i, n, &width)
     if bits & BYTEBPE_LETTER:
-        return _run_with(s, i + width, n, BYTEBPE_LETTER)
+        return _run_with(s, i + width, n, BYTEBPE_LETTER, seen)
     if bits & BYTEBPE_NUMBER:
-        return _digits(s, i, n, width)
+        return _digits(s, i, n, width, seen)
+    _see(seen, i + width)   # (and the test above read s[i + 1] when s[i] is a space)
     if i + width < n:
         next_bits = _class_at(s, i + width, n, &next_width)
         # [^\r\n\p{L}\p{N}] then letters: any one non-letter, non-digit, non-line-break before a word
         if next_bits & BYTEBPE_LETTER and s[i] != 13 and s[i] != 10:
-            return _run_with(s, i + width + next_width, n, BYTEBPE_LETTER)
+            return _run_with(s, i + width + next_width, n, BYTEBPE_LETTER, seen)
         if s[i] == 32 and not (next_bits & WORDISH):
-            return _run_of_bytes(s, _run_without(s, i + 1 + next_width, n, WORDISH), n, False)
+            return _run_of_bytes(s, _run_without(s, i + 1 + next_width, n, WORDISH, seen), n, False, seen)
     if not (bits & BYTEBPE_SPACE):
-        return _run_of_bytes(s, _run_without(s, i + width, n, WORDISH), n, False)
-    end = _whitespace(s, i, n, &last_start, &newline_end)
+        return _run_of_bytes(s, _run_without(s, i + width, n, WORDISH, seen), n, False, seen)
+    end = _whitespace(s, i, n, &last_start, &newline_end, seen)
     if end == n:
         return n                # \s++$
     if newline_end != NO_END:
@@ -299,7 +348,7 @@ cdef Py_ssize_t _cl100k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noex
     return end                  # \s
 
 
-cdef inline Py_ssize_t _o200k_lower_word(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef inline Py_ssize_t _o200k_lower_word(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Seen* seen) noexcept nogil:
     """End of ``[Lu Lt Lm Lo M]*[Ll Lm Lo M]+(?i:'s|...)?`` at s[i], or NO_END."""
     cdef Py_ssize_t width, last_both = NO_END
     cdef uint8_t bits = 0
@@ -311,32 +360,34 @@ cdef inline Py_ssize_t _o200k_lower_word(const uint8_t* s, Py_ssize_t i, Py_ssiz
         if bits & BYTEBPE_LOWER:
             last_both = i
         i += width
+    _see(seen, i)
     if i < n and bits & BYTEBPE_LOWER:
         lower_start = i
     elif last_both != NO_END:
         lower_start = last_both     # the upper run gives back up to its last caseless character
     else:
         return NO_END
-    end = _run_with(s, lower_start, n, BYTEBPE_LOWER)
+    end = _run_with(s, lower_start, n, BYTEBPE_LOWER, seen)
     if end >= n or s[end] != 39:     # the common case, decided here without a call
         return end
-    i = _contraction(s, end, n)
+    i = _contraction(s, end, n, seen)
     return end if i == NO_END else i
 
 
-cdef inline Py_ssize_t _o200k_upper_word(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef inline Py_ssize_t _o200k_upper_word(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Seen* seen) noexcept nogil:
     """End of ``[Lu Lt Lm Lo M]+[Ll Lm Lo M]*(?i:'s|...)?`` at s[i], or NO_END."""
     cdef Py_ssize_t width, end
+    _see(seen, i)
     if i >= n or not (_class_at(s, i, n, &width) & BYTEBPE_UPPER):
         return NO_END
-    end = _run_with(s, _run_with(s, i + width, n, BYTEBPE_UPPER), n, BYTEBPE_LOWER)
+    end = _run_with(s, _run_with(s, i + width, n, BYTEBPE_UPPER, seen), n, BYTEBPE_LOWER, seen)
     if end >= n or s[end] != 39:
         return end
-    i = _contraction(s, end, n)
+    i = _contraction(s, end, n, seen)
     return end if i == NO_END else i
 
 
-cdef Py_ssize_t _o200k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef Py_ssize_t _o200k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Seen* seen) noexcept nogil:
     # [^\r\n\p{L}\p{N}]?[Lu Lt Lm Lo M]*[Ll Lm Lo M]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
     # |[^\r\n\p{L}\p{N}]?[Lu Lt Lm Lo M]+[Ll Lm Lo M]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
     # |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
@@ -346,26 +397,28 @@ cdef Py_ssize_t _o200k_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexc
     # The two word branches, each first with the optional prefix character taken, then without it.
     if prefixed or bits & (BYTEBPE_UPPER | BYTEBPE_LOWER):
         if prefixed:
-            end = _o200k_lower_word(s, i + width, n)
+            end = _o200k_lower_word(s, i + width, n, seen)
             if end != NO_END:
                 return end
-        end = _o200k_lower_word(s, i, n)
+        end = _o200k_lower_word(s, i, n, seen)
         if end != NO_END:
             return end
         if prefixed:
-            end = _o200k_upper_word(s, i + width, n)
+            end = _o200k_upper_word(s, i + width, n, seen)
             if end != NO_END:
                 return end
-        end = _o200k_upper_word(s, i, n)
+        end = _o200k_upper_word(s, i, n, seen)
         if end != NO_END:
             return end
     if bits & BYTEBPE_NUMBER:
-        return _digits(s, i, n, width)
+        return _digits(s, i, n, width, seen)
+    if s[i] == 32:
+        _see(seen, i + 1)
     if s[i] == 32 and i + 1 < n and not (_class_at(s, i + 1, n, &next_width) & WORDISH):
-        return _run_of_bytes(s, _run_without(s, i + 1 + next_width, n, WORDISH), n, True)
+        return _run_of_bytes(s, _run_without(s, i + 1 + next_width, n, WORDISH, seen), n, True, seen)
     if not (bits & WORDISH):
-        return _run_of_bytes(s, _run_without(s, i + width, n, WORDISH), n, True)
-    end = _whitespace(s, i, n, &last_start, &newline_end)
+        return _run_of_bytes(s, _run_without(s, i + width, n, WORDISH, seen), n, True, seen)
+    end = _whitespace(s, i, n, &last_start, &newline_end, seen)
     if newline_end != NO_END:
         return newline_end      # \s*[\r\n]+: up to the last line break
     if end == n:
@@ -398,11 +451,12 @@ cdef inline bint _cjk(uint32_t cp) noexcept nogil:
 
 
 cdef inline uint8_t _segment_class(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, bint cjk,
-                                   Py_ssize_t* width) noexcept nogil:
+                                   Py_ssize_t* width, Seen* seen) noexcept nogil:
     """The class bits of the code point at s[i], or OUT at the end of the text or of the segment (a number,
     or a character on the other side of the CJK line than the segment's)."""
     cdef uint32_t cp
     cdef uint8_t bits
+    _see(seen, i)
     if i >= n:
         width[0] = 0
         return OUT
@@ -415,12 +469,13 @@ cdef inline uint8_t _segment_class(const uint8_t* s, Py_ssize_t i, Py_ssize_t n,
     return OUT if bits & BYTEBPE_NUMBER or _cjk(cp) != cjk else bits
 
 
-cdef inline Py_ssize_t _segment_run(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, bint cjk, uint8_t bits) noexcept nogil:
+cdef inline Py_ssize_t _segment_run(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, bint cjk, uint8_t bits,
+                                    Seen* seen) noexcept nogil:
     """Skip the code points of the segment that have any of `bits`."""
     cdef Py_ssize_t width
     if bits == LM and not cjk:
         i = <Py_ssize_t>bytebpe_ascii_letter_run(s, <size_t>i, <size_t>n, 0x20)    # A-Z a-z: letters, in segment
-    while _segment_class(s, i, n, cjk, &width) & bits:
+    while _segment_class(s, i, n, cjk, &width, seen) & bits:
         i += width
     return i
 
@@ -434,52 +489,56 @@ cdef inline bint _ascii_letter(uint8_t c) noexcept nogil:
     return (c | 0x20) - 97u <= 25u
 
 
-cdef inline Py_ssize_t _deepseek_match(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, bint cjk) noexcept nogil:
+cdef inline Py_ssize_t _deepseek_match(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, bint cjk,
+                                      Seen* seen) noexcept nogil:
     """End of the third pattern's match at s[i] (in a segment of CJK-ness `cjk`), or NO_END."""
     cdef Py_ssize_t width, next_width, j, last_start, newline_end
-    cdef uint8_t bits = _segment_class(s, i, n, cjk, &width)
+    cdef uint8_t bits = _segment_class(s, i, n, cjk, &width, seen)
     cdef uint8_t next_bits
     cdef uint8_t c = s[i]
     # [ASCII punctuation][A-Za-z]+ (ASCII is never in a CJK segment)
-    if not cjk and _ascii_punctuation(c) and i + 1 < n and _ascii_letter(s[i + 1]):
-        j = i + 2
-        while j < n and _ascii_letter(s[j]):
-            j += 1
-        return j
+    if not cjk and _ascii_punctuation(c):
+        _see(seen, i + 1)
+        if i + 1 < n and _ascii_letter(s[i + 1]):
+            j = i + 2
+            while j < n and _ascii_letter(s[j]):
+                j += 1
+            _see(seen, j)
+            return j
     # [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
     if bits & LM:
-        return _segment_run(s, i + width, n, cjk, LM)
-    next_bits = _segment_class(s, i + width, n, cjk, &next_width)
+        return _segment_run(s, i + width, n, cjk, LM, seen)
+    next_bits = _segment_class(s, i + width, n, cjk, &next_width, seen)
     if not (bits & PS) and c != 13 and c != 10 and next_bits & LM:
-        return _segment_run(s, i + width + next_width, n, cjk, LM)
+        return _segment_run(s, i + width + next_width, n, cjk, LM, seen)
     # ' ?[\p{P}\p{S}]+[\r\n]*' (a line break is ASCII: never in a CJK segment)
     if c == 32 and next_bits & PS:
-        j = _segment_run(s, i + 1 + next_width, n, cjk, PS)
-        return j if cjk else _run_of_bytes(s, j, n, False)
+        j = _segment_run(s, i + 1 + next_width, n, cjk, PS, seen)
+        return j if cjk else _run_of_bytes(s, j, n, False, seen)
     if bits & PS:
-        j = _segment_run(s, i + width, n, cjk, PS)
-        return j if cjk else _run_of_bytes(s, j, n, False)
+        j = _segment_run(s, i + width, n, cjk, PS, seen)
+        return j if cjk else _run_of_bytes(s, j, n, False, seen)
     if not (bits & BYTEBPE_SPACE):
         return NO_END
     # \s*[\r\n]+ | \s+(?!\S) | \s+, over the segment's run of whitespace
     last_start = i
     newline_end = NO_END
     j = i
-    while _segment_class(s, j, n, cjk, &width) & BYTEBPE_SPACE:
+    while _segment_class(s, j, n, cjk, &width, seen) & BYTEBPE_SPACE:
         last_start = j
         if s[j] == 13 or s[j] == 10:
             newline_end = j + 1
         j += width
     if newline_end != NO_END:
         return newline_end      # \s*[\r\n]+: up to the last line break
-    if _segment_class(s, j, n, cjk, &width) == OUT:
+    if _segment_class(s, j, n, cjk, &width, seen) == OUT:
         return j                # \s+(?!\S) at the end of the segment
     if last_start > i:
         return last_start       # \s+(?!\S): the last one goes with what follows
     return j                    # \s+ (one character here)
 
 
-cdef Py_ssize_t _deepseek_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef Py_ssize_t _deepseek_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Seen* seen) noexcept nogil:
     cdef Py_ssize_t width, end
     cdef uint32_t cp = s[i]
     if cp < 0x80:
@@ -487,14 +546,14 @@ cdef Py_ssize_t _deepseek_piece(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) no
     else:
         cp = _decode(s, i, n, &width)
     if bytebpe_class_of(cp) & BYTEBPE_NUMBER:
-        return _digits(s, i, n, width)
+        return _digits(s, i, n, width, seen)
     cdef bint cjk = _cjk(cp)
-    end = _deepseek_match(s, i, n, cjk)
+    end = _deepseek_match(s, i, n, cjk, seen)
     if end != NO_END:
         return end
     # Text the pattern does not match: a piece up to where it matches again, or to the segment's end.
     end = i + width
-    while _segment_class(s, end, n, cjk, &width) != OUT and _deepseek_match(s, end, n, cjk) == NO_END:
+    while _segment_class(s, end, n, cjk, &width, seen) != OUT and _deepseek_match(s, end, n, cjk, seen) == NO_END:
         end += width
     return end
 
@@ -505,7 +564,8 @@ cdef enum:
 
 
 cdef Py_ssize_t _scan_by_blocks(const ScanSpec* spec, const uint8_t* s, Py_ssize_t start, Py_ssize_t n,
-                                Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil:
+                                Py_ssize_t* piece_ends, Py_ssize_t capacity, Seen* seen,
+                                Py_ssize_t* seen_out) noexcept nogil:
     """The pieces of a pattern with block rules (spec.block_rules: the hand-written R50K, CL100K, O200K, and
     compiled patterns that cut ASCII text as one of them), 64 bytes of ASCII at a time where it can
     (_piece_starts.h), else one by one (the hand-written scanner, or the compiled program).
@@ -514,7 +574,11 @@ cdef Py_ssize_t _scan_by_blocks(const ScanSpec* spec, const uint8_t* s, Py_ssize
     to and through it, and blocks resume after it (`scalar_until`). A block that ends no piece at all is
     mostly one of text in another script: the scalar scanner then goes on past its last hard byte, and no
     block is tried where the next eight bytes are not all ASCII (so that text in other scripts costs what
-    the scalar scanner costs)."""
+    the scalar scanner costs).
+
+    With MaxSeen, also what each piece looked at into `seen_out`: the pieces a block ends were decided by its
+    64 bytes and by its end being no further than the text's (the last of its bytes, for every one of them:
+    no further than the next block, so a search re-cuts at most a block); the scalar scanner's, exactly."""
     cdef Py_ssize_t count = 0, scalar_until = start if BLOCK_SCAN else n
     cdef uint64_t starts, hard
     cdef PatternKind kind = spec.kind
@@ -536,21 +600,29 @@ cdef Py_ssize_t _scan_by_blocks(const ScanSpec* spec, const uint8_t* s, Py_ssize
                     scalar_until = start + bytebpe_ctz64(hard) + 1
                 while starts and count < capacity:
                     piece_ends[count] = start + bytebpe_ctz64(starts)
+                    if Seen is MaxSeen:
+                        seen_out[count] = start + BLOCK_BYTES - 1
                     count += 1
                     starts &= starts - 1
                 start = piece_ends[count - 1]
                 continue
             # No certain start past the first byte: hard bytes first, or a run longer than the block.
             scalar_until = start + (BLOCK_BYTES - bytebpe_clz64(hard) if hard else 1)
+        if Seen is MaxSeen:
+            seen.at = start
         if kind == O200K:
-            start = _o200k_piece(s, start, n)
+            start = _o200k_piece(s, start, n, seen)
         elif kind == CL100K:
-            start = _cl100k_piece(s, start, n)
+            start = _cl100k_piece(s, start, n, seen)
         elif kind == R50K:
-            start = _r50k_piece(s, start, n)
+            start = _r50k_piece(s, start, n, seen)
+        elif Seen is MaxSeen:
+            bytebpe_pattern_scan_seen(spec.program, s, start, n, &start, &seen.at, 1)
         else:
             bytebpe_pattern_scan(spec.program, s, start, n, &start, 1)
         piece_ends[count] = start
+        if Seen is MaxSeen:
+            seen_out[count] = seen.at
         count += 1
     return count
 
@@ -560,14 +632,40 @@ cdef Py_ssize_t scan_pieces(const ScanSpec* spec, const uint8_t* text, Py_ssize_
     cdef Py_ssize_t count = 0
     cdef PatternKind kind = spec.kind
     if spec.block_rules != BYTEBPE_BLOCKS_NONE:
-        return _scan_by_blocks(spec, text, start, length, piece_ends, capacity)
+        return _scan_by_blocks(spec, text, start, length, piece_ends, capacity, <NoSeen*>NULL, NULL)
     elif kind == COMPILED:
         return bytebpe_pattern_scan(spec.program, text, start, length, piece_ends, capacity)
     elif kind == DEEPSEEK:
         while start < length and count < capacity:
-            start = _deepseek_piece(text, start, length)
+            start = _deepseek_piece(text, start, length, <NoSeen*>NULL)
             piece_ends[count] = start
             count += 1
+    return count
+
+
+cdef Py_ssize_t scan_pieces_seen(const ScanSpec* spec, const uint8_t* text, Py_ssize_t start, Py_ssize_t length,
+                                 Py_ssize_t* piece_ends, Py_ssize_t* seen_out, Py_ssize_t capacity,
+                                 bint by_blocks) noexcept nogil:
+    cdef Py_ssize_t count = 0
+    cdef PatternKind kind = spec.kind
+    cdef MaxSeen seen
+    if by_blocks and spec.block_rules != BYTEBPE_BLOCKS_NONE:
+        return _scan_by_blocks(spec, text, start, length, piece_ends, capacity, &seen, seen_out)
+    if kind == COMPILED:
+        return bytebpe_pattern_scan_seen(spec.program, text, start, length, piece_ends, seen_out, capacity)
+    while start < length and count < capacity:
+        seen.at = start
+        if kind == O200K:
+            start = _o200k_piece(text, start, length, &seen)
+        elif kind == CL100K:
+            start = _cl100k_piece(text, start, length, &seen)
+        elif kind == R50K:
+            start = _r50k_piece(text, start, length, &seen)
+        else:
+            start = _deepseek_piece(text, start, length, &seen)
+        piece_ends[count] = start
+        seen_out[count] = seen.at
+        count += 1
     return count
 
 
@@ -877,14 +975,15 @@ cdef class Scanner:
                 start = ends[k]
         return pieces, start
 
-    def pieces_seen(self, bytes data not None, Py_ssize_t start, Py_ssize_t end, Py_ssize_t max_pieces):
+    def pieces_seen(self, bytes data not None, Py_ssize_t start, Py_ssize_t end, Py_ssize_t max_pieces,
+                    bint by_blocks=False):
         """The pieces of the text whose UTF-8 is ``data[:end]``, from byte `start` on (a piece start), at most
         `max_pieces`: (their ends, and for each the furthest byte its match looked at, whether it held a code
         point or the text ended there). A piece, and every piece before it, is cut the same in any prefix
-        ``data[:k]`` with k beyond that byte and beyond those of the pieces before it. Compiled scanners only.
+        ``data[:k]`` with k beyond that byte and beyond those of the pieces before it. With `by_blocks`, ASCII
+        text is scanned 64 bytes at a time where the pattern allows: what such a piece looked at is then
+        reported as its block's last byte (`scan_pieces_seen`).
         """
-        if self.kind != COMPILED:
-            raise TypeError("only a compiled scanner (Scanner.compiled) reports what each piece looked at")
         if not 0 <= start <= end <= len(data):
             raise ValueError(f"start {start} and end {end} must satisfy 0 <= start <= end <= {len(data)}")
         cdef const uint8_t* text = <const uint8_t*><const char*>data
@@ -893,8 +992,8 @@ cdef class Scanner:
         cdef Py_ssize_t count, k
         cdef list piece_ends = [], piece_seen = []
         while start < end and PyList_GET_SIZE(piece_ends) < max_pieces:
-            count = bytebpe_pattern_scan_seen(self.spec.program, text, start, end, ends, seen,
-                                              min(SCAN_BATCH, max_pieces - PyList_GET_SIZE(piece_ends)))
+            count = scan_pieces_seen(&self.spec, text, start, end, ends, seen,
+                                     min(SCAN_BATCH, max_pieces - PyList_GET_SIZE(piece_ends)), by_blocks)
             for k in range(count):
                 piece_ends.append(ends[k])
                 piece_seen.append(seen[k])

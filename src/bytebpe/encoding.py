@@ -629,11 +629,16 @@ class Encoding:
         return self._pat_str, "tiktoken"
 
     def _budget_scanner(self) -> _Scanner:
-        """The compiled scanner of this encoding's pattern: the one scanner that reports what each piece's
-        match looked at (hand-written scanners equal it on every input; tests check). Scanner.compiled keeps
-        the last scanners it made, so a pattern is not compiled again on every call."""
+        """The scanner of this encoding's pattern that the budget searches cut text with (every scanner reports
+        what each piece's match looked at): the hand-written one of a known pattern, else the compiled one
+        (Scanner.compiled keeps the last scanners it made: a pattern is not compiled again on every call)."""
+        pattern, dialect = self._budget_pattern()
+        if dialect == "tiktoken":
+            known = _Scanner.for_pattern(pattern, compile=False)
+            if known is not None:
+                return known
         try:
-            return _Scanner.compiled(*self._budget_pattern())
+            return _Scanner.compiled(pattern, dialect)
         except ValueError as error:
             raise TypeError(f"truncate and chunks need a pattern the compiled scanner runs; {self.name!r}'s "
                             f"is not one: {error}") from None

@@ -2,8 +2,8 @@
 
 Brute force is the oracle: for every budget and text here, the answer is the longest prefix whose tiktoken count
 (or, for generated patterns, bytebpe's own count, which the pattern tests check against tiktoken) fits. The
-search rests on what the compiled scanner reports about each piece (`Scanner.pieces_seen`), which is checked
-on its own first: every prefix longer than what pieces 1..i looked at starts with those same pieces.
+search rests on what the scanner reports about each piece (`Scanner.pieces_seen`), which is checked for every
+hand-written and compiled scanner on its own first: every prefix longer than what pieces 1..i looked at starts with those same pieces.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytebpe
-from bytebpe._pretokenize import Scanner
+from bytebpe._pretokenize import PatternKind, Scanner
 from bytebpe.pattern_compiler import compile_split_pattern, looks_at_the_start
 
 from ..exactness.test_pattern_compiler import (  # noqa: F401  (fixtures: small_ranks needs cl100k_ranks)
@@ -54,9 +54,9 @@ def longest_fitting_suffix(count, text: str, budget: int) -> str:
 
 # ---- what the scanner reports ----------------------------------------------------------------------------------
 
-def check_pieces_seen(scanner: Scanner, text: str) -> None:
+def check_pieces_seen(scanner: Scanner, text: str, by_blocks: bool = False) -> None:
     data = text.encode()
-    ends, seen = scanner.pieces_seen(data, 0, len(data), len(data) + 1)
+    ends, seen = scanner.pieces_seen(data, 0, len(data), len(data) + 1, by_blocks)
     furthest, reach = [], -1
     for at in seen:
         reach = max(reach, at)
@@ -69,11 +69,63 @@ def check_pieces_seen(scanner: Scanner, text: str) -> None:
         assert prefix_ends[:stable] == ends[:stable], (text, k)
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_every_prefix_starts_with_the_pieces_that_looked_no_further(name):
-    scanner = Scanner.compiled(bytebpe.get_encoding(name)._pat_str)
+def hand_written_and_compiled():
+    """Every hand-written scanner (the one the budget searches use for its pattern), and the compiled
+    scanners of the same patterns."""
+    found = [pytest.param(Scanner(PatternKind.DEEPSEEK), id="deepseek")]
+    for name in NAMES:
+        pattern = bytebpe.get_encoding(name)._pat_str
+        found.append(pytest.param(Scanner.for_pattern(pattern, compile=False), id=f"{name}-hand-written"))
+        found.append(pytest.param(Scanner.compiled(pattern), id=f"{name}-compiled"))
+    return found
+
+
+@pytest.mark.parametrize("by_blocks", [False, True], ids=["piece by piece", "by blocks"])
+@pytest.mark.parametrize("scanner", hand_written_and_compiled())
+def test_every_prefix_starts_with_the_pieces_that_looked_no_further(scanner, by_blocks):
     for text in SHORT_TEXTS:
-        check_pieces_seen(scanner, text[:120])
+        check_pieces_seen(scanner, text[:120], by_blocks)
+    check_pieces_seen(scanner, " ".join(SHORT_TEXTS)[:400], by_blocks)
+
+
+# The characters the hand-written scanners branch on: both cases and caseless letters, marks, digits of
+# several scripts, every kind of whitespace and line break, apostrophes and the contraction letters (with
+# their non-ASCII case partners), punctuation, CJK, emoji.
+SCANNER_CHARS = list("aAsStTmMdDlLrRvVeExX 'ss  \r\n\t\n\r\n0129.,!?-_/$([{") + [
+    chr(cp) for cp in (0x17F, 0x212A, 0xDF, 0xE9, 0xC9, 0x1C5, 0x2B0, 0x300, 0x301, 0x4E2D, 0x3042, 0x30A2, 0xAC00,
+                       0x0627, 0x064E, 0x0660, 0x2160, 0xB2, 0xA0, 0x85, 0x2028, 0x3000, 0x1F600, 0x200D, 0xFB01)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(st.sampled_from(SCANNER_CHARS), max_size=30))
+@pytest.mark.parametrize("scanner", [pytest.param(Scanner(kind), id=kind.name)
+                                     for kind in (PatternKind.R50K, PatternKind.CL100K, PatternKind.O200K,
+                                                  PatternKind.DEEPSEEK)])
+def test_what_a_hand_written_scanner_reports_holds_for_every_prefix_of_generated_text(scanner, text):
+    check_pieces_seen(scanner, text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(st.sampled_from([*"aAsStdlrve xy 'ss  \r\n\t01239.,!?-_/$([{", "é", "中"]),
+                    min_size=60, max_size=200))
+@pytest.mark.parametrize("scanner", [pytest.param(Scanner(kind), id=kind.name)
+                                     for kind in (PatternKind.R50K, PatternKind.CL100K, PatternKind.O200K)])
+def test_what_a_block_scan_reports_holds_for_every_prefix_of_generated_text(scanner, text):
+    """A piece a 64-byte block ends reports the block's last byte: every prefix holding the block cuts it so."""
+    check_pieces_seen(scanner, text, by_blocks=True)
+
+
+def test_a_hand_written_scanner_reports_no_further_than_the_compiled_program():
+    """(What it reports is what the searches re-cut: no more than the program reports, on real text.)"""
+    text = "".join(SHORT_TEXTS) * 3
+    data = text.encode()
+    for name in NAMES:
+        pattern = bytebpe.get_encoding(name)._pat_str
+        hand, compiled = Scanner.for_pattern(pattern, compile=False), Scanner.compiled(pattern, blocks=False)
+        hand_ends, hand_seen = hand.pieces_seen(data, 0, len(data), len(data))
+        compiled_ends, compiled_seen = compiled.pieces_seen(data, 0, len(data), len(data))
+        assert hand_ends == compiled_ends
+        assert all(h <= c for h, c in zip(hand_seen, compiled_seen)), name
 
 
 @FAST
@@ -86,11 +138,10 @@ def test_every_prefix_starts_with_the_pieces_that_looked_no_further_for_generate
             check_pieces_seen(scanner, text)
 
 
-def test_the_scanner_reports_only_for_compiled_patterns():
-    with pytest.raises(TypeError, match="compiled scanner"):
-        Scanner.for_pattern(bytebpe.get_encoding("cl100k_base")._pat_str).pieces_seen(b"abc", 0, 3, 10)
-    with pytest.raises(ValueError, match="start"):
-        Scanner.compiled(r"\s+|\S+").pieces_seen(b"abc", 2, 1, 10)
+def test_pieces_seen_refuses_a_start_past_the_end():
+    for scanner in (Scanner(PatternKind.CL100K), Scanner.compiled(r"\s+|\S+")):
+        with pytest.raises(ValueError, match="start"):
+            scanner.pieces_seen(b"abc", 2, 1, 10)
 
 
 # ---- truncate -----------------------------------------------------------------------------------------------------
@@ -260,6 +311,22 @@ def test_chunks_are_greedy_truncations_that_join_to_the_text(name, tiktoken_enco
                 expected = longest_fitting(lambda t: len(tik.encode_ordinary(t)), rest, budget) or rest[:1]
                 assert chunk == expected
                 rest = rest[len(chunk):]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_chunks_of_corpus_slices_are_greedy_truncations(name, tiktoken_encoding, corpus_dir):
+    """Slices long enough for the scan's 64-byte blocks (what the search first learns of a block's pieces is
+    coarse, then re-cut exactly near each cut)."""
+    enc, tik = bytebpe.get_encoding(name), tiktoken_encoding(name)
+    for file in ("english_prose.txt", "code.txt", "multilingual.txt"):
+        text = (corpus_dir / file).read_text(encoding="utf-8")[20_000:20_300]
+        for budget in (9, 40):
+            rest = text
+            for chunk in enc.chunks(text, budget):
+                assert chunk == (longest_fitting(lambda t: len(tik.encode_ordinary(t)), rest, budget) or rest[:1]), \
+                    (file, budget, len(text) - len(rest))
+                rest = rest[len(chunk):]
+            assert not rest
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
