@@ -1232,6 +1232,7 @@ cdef class _PrefixSearch:
     cdef MergeCache cache
     cdef vector[Py_ssize_t] piece_ends, furthest, tokens
     cdef vector[Py_ssize_t] text_ends      # (longest with at_pieces)
+    cdef Py_ssize_t pieces_counted, tokens_counted     # by add_pieces: its estimate of the tokens per piece
     cdef vector[Rank] ids
 
     def __cinit__(self, MergeTable table not None, Scanner scanner not None, bint use_cache,
@@ -1242,6 +1243,7 @@ cdef class _PrefixSearch:
         self.piece_cache = table.current_piece_cache() if use_cache else None
         self.pieces = self.piece_cache.core if self.piece_cache is not None else NULL
         self.cache.input_bytes = input_bytes
+        self.pieces_counted = self.tokens_counted = 1
         self.cache.counts = PieceCacheCounts(0, 0, 0, 0)
         self.cache.declined = False
         # Read with the GIL, which every build of the table holds: built once, never changed.
@@ -1397,15 +1399,21 @@ cdef class _PrefixSearch:
         cdef Py_ssize_t ends[SCAN_BATCH]
         cdef Py_ssize_t seen[SCAN_BATCH]
         cdef Py_ssize_t piece_counts[SCAN_BATCH]
-        cdef Py_ssize_t count, j
+        cdef Py_ssize_t count, j, room
         cdef Py_ssize_t reach = self.furthest.back() if self.furthest.size() else -1
         cdef Py_ssize_t total = self.tokens.back()
         while start < end:
-            # (each piece is a token at least: no more pieces than that can be needed to pass the budget)
-            count = scan_pieces_seen(self.spec, text, start, end, ends, seen,
-                                     min(<Py_ssize_t>SCAN_BATCH, budget - total + 1), by_blocks)
+            # As many pieces as should pass the budget at the tokens per piece seen so far (text of other
+            # scripts has several per piece), at most one more than it has tokens left (a piece is one at
+            # least; in floating point: a budget may be the largest Py_ssize_t).
+            room = budget - total
+            count = scan_pieces_seen(self.spec, text, start, end, ends, seen, <Py_ssize_t>min(
+                <double>SCAN_BATCH, <double>room + 1.0,
+                (<double>room + 1.0) * self.pieces_counted / self.tokens_counted + 1.0), by_blocks)
             self.batch_tokens(text, start, ends, count, n, piece_counts)
+            self.pieces_counted += count
             for j in range(count):
+                self.tokens_counted += piece_counts[j]
                 total += piece_counts[j]
                 reach = max(reach, seen[j])
                 self.piece_ends.push_back(ends[j])

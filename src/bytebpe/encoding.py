@@ -16,6 +16,7 @@ import unicodedata
 import os
 import re
 import types
+import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoReturn, Protocol
 
@@ -410,8 +411,8 @@ class Encoding:
     def _fit_left(self, text: str, max_tokens: int, allowed_special: AllowedSpecial,
                   disallowed_special: DisallowedSpecial) -> int:
         """The start of the longest suffix of `text` that fits in `max_tokens` tokens (see `truncate`)."""
-        text, scanner, special_split, deferred_check = self._budget_setup(text, max_tokens, "left",
-                                                                          allowed_special, disallowed_special)
+        text, max_tokens, scanner, special_split, deferred_check = self._budget_setup(
+            text, max_tokens, "left", allowed_special, disallowed_special)
         if _reads_the_start(*self._budget_pattern()):
             raise TypeError(f"truncate(side='left') needs a pattern that reads nothing before a match's start; "
                             f"{self.name!r}'s has ^ or \\A")
@@ -558,7 +559,7 @@ class Encoding:
     def _fit(self, text: str, start: int, max_tokens: int, side: str, allowed_special: AllowedSpecial,
              disallowed_special: DisallowedSpecial, checked_already: bool = False, at_pieces: bool = False) -> int:
         """The end of the longest ``text[start:end]`` that fits in `max_tokens` tokens (see `truncate`)."""
-        text, scanner, special_split, deferred_check = self._budget_setup(
+        text, max_tokens, scanner, special_split, deferred_check = self._budget_setup(
             text, max_tokens, side, allowed_special, disallowed_special, checked_already)
         try:
             end = self._fit_end(text, start, max_tokens, scanner, special_split, allowed_special, at_pieces)
@@ -571,12 +572,12 @@ class Encoding:
 
     def _budget_setup(self, text: str, max_tokens: int, side: str, allowed_special: AllowedSpecial,
                       disallowed_special: DisallowedSpecial, checked_already: bool = False
-                      ) -> tuple[str, _Scanner, Any, tuple[bytes, Callable[[str], None]] | None]:
-        """What truncate and chunks check first, and need: (the text, the compiled scanner, the policy's
+                      ) -> tuple[str, int, _Scanner, Any, tuple[bytes, Callable[[str], None]] | None]:
+        """What truncate and chunks check first, and need: (the text, the budget, the scanner, the policy's
         special_split and deferred_check)."""
         if text.__class__ is not str:
             text = _check_text(text)
-        _checked_max_tokens(max_tokens)
+        max_tokens = _checked_max_tokens(max_tokens)
         if side not in ("right", "left"):
             raise ValueError(f'side must be "right" (the longest prefix) or "left" (the longest suffix), got {side!r}')
         scanner = self._budget_scanner()
@@ -593,7 +594,7 @@ class Encoding:
             raise TypeError(f"truncate and chunks are not supported for {self.name!r}: its added tokens, normalizer "
                             "or prefix space are applied around the pre-tokenizer (use encode(..., max_tokens=N) "
                             "for the first N ids)")
-        return text, scanner, special_split, deferred_check
+        return text, max_tokens, scanner, special_split, deferred_check
 
     def _fit_end(self, text: str, start: int, max_tokens: int, scanner: _Scanner, special_split: Any,
                  allowed_special: AllowedSpecial, at_pieces: bool) -> int:
@@ -1222,7 +1223,7 @@ def _checked_max_tokens(max_tokens: object) -> int:
         raise TypeError(f"max_tokens must be an int or None, got {type(max_tokens).__name__}")
     if max_tokens < 0:
         raise ValueError(f"max_tokens must be 0 or more, got {max_tokens}")
-    return max_tokens
+    return min(max_tokens, sys.maxsize)     # (no text has more tokens: a larger budget is the same budget)
 
 
 def _retry_repaired(encode: Callable[..., Any], pretokenize: Any, special_split: Any, text: str | list[str],

@@ -8,6 +8,7 @@ hand-written and compiled scanner on its own first: every prefix longer than wha
 from __future__ import annotations
 
 import json
+import sys
 import time
 
 import pytest
@@ -286,6 +287,16 @@ def test_bad_arguments_are_clear_errors():
     with pytest.raises(TypeError, match="compiled scanner runs"):
         outside.truncate("abab", 1)
     # (tokenizer.json files: tests/exactness/test_truncate_tokenizer_json.py, against HF.)
+
+
+@pytest.mark.parametrize("budget", [sys.maxsize - 1, sys.maxsize, 2**63, 2**100])
+def test_a_budget_larger_than_any_text_keeps_the_whole_text(budget):
+    """(Up to and past the largest C integer: no overflow, no hang.)"""
+    enc = bytebpe.get_encoding("cl100k_base")
+    text = "hello world " * 30 + "日本語のテキスト" * 20
+    assert enc.truncate(text, budget) == text == enc.truncate(text, budget, side="left")
+    assert enc.chunks(text, budget) == [text] == enc.chunks(text, budget, boundary="piece")
+    assert enc.encode(text, max_tokens=budget) == enc.encode(text)
 
 
 def test_a_normalizing_encoding_truncates_normalized_text_and_refuses_the_rest():
