@@ -2276,14 +2276,19 @@ cdef class CoreBPE:
         # The text's UTF-8 as encode gathered it, when it is one piece: not made a second time.
         utf8 = owners[0] if special_split is None and type(pretokenizer) is Scanner and len(owners) == 1 else None
         if as_numpy:
-            spans = _empty_array(2 * out.size(), "int64")
+            spans = _new_spans_array(out.size())
+            if _numpy_head_known:   # (a new C-contiguous array, held here: its data pointer is its memory)
+                self._char_offsets_into(out.data(), out.size(), text,
+                                        <int64_t*>(<bytebpe_ndarray_head*><PyObject*>spans).data, utf8,
+                                        special_split is not None)
+                return _to_numpy(out), spans
             PyObject_GetBuffer(spans, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)
             try:
                 self._char_offsets_into(out.data(), out.size(), text, <int64_t*>view.buf, utf8,
                                         special_split is not None)
             finally:
                 PyBuffer_Release(&view)
-            return _to_numpy(out), spans.reshape(-1, 2)
+            return _to_numpy(out), spans
         offsets.resize(2 * out.size())
         self._char_offsets_into(out.data(), out.size(), text, offsets.data(), utf8, special_split is not None)
         return self._to_list(out, 0, out.size()), _offset_pairs(offsets.data(), out.size())
@@ -2639,6 +2644,7 @@ cdef list _offset_pairs(const int64_t* offsets, Py_ssize_t n):
 cdef object _numpy_empty = None
 cdef object _numpy_frombuffer = None
 cdef object _numpy_uint32 = None
+cdef object _numpy_int64 = None
 # Whether a new array's data pointer can be read from its head (bytebpe_ndarray_head) rather than through the
 # buffer protocol (a cost per array that short documents feel); checked once against numpy's own answer.
 cdef bint _numpy_head_known = False
@@ -2654,10 +2660,11 @@ cdef unsigned int NUMPY_ABI_2 = 0x02000000
 
 
 cdef int _load_numpy() except -1:
-    global _numpy_empty, _numpy_frombuffer, _numpy_uint32, _numpy_head_known
+    global _numpy_empty, _numpy_frombuffer, _numpy_uint32, _numpy_int64, _numpy_head_known
     if _numpy_empty is None:
         import numpy
         _numpy_uint32 = numpy.dtype(numpy.uint32)
+        _numpy_int64 = numpy.dtype(numpy.int64)
         _numpy_frombuffer = numpy.frombuffer
         probe = numpy.empty(4, _numpy_uint32)
         _numpy_head_known = <size_t>(<bytebpe_ndarray_head*><PyObject*>probe).data == \
@@ -2686,20 +2693,39 @@ cdef int _load_numpy_constructor(object numpy) except -1:
         return 0
     _numpy_array_type = <PyObject*>api[2]
     _numpy_new_from_descr = <NewArrayFromDescr>api[94]
-    probe = _new_uint32_array(3)
-    if type(probe) is not numpy.ndarray or probe.dtype != _numpy_uint32 or probe.shape != (3,) or \
-            not probe.flags.c_contiguous or not probe.flags.writeable or not probe.flags.owndata:
-        _numpy_new_from_descr = NULL
+    cdef Py_ssize_t dims[2]
+    dims[0], dims[1] = 3, 2
+    for probe, dtype, shape in ((_new_uint32_array(3), _numpy_uint32, (3,)),
+                                (_new_array(_numpy_int64, 2, dims), _numpy_int64, (3, 2))):
+        if type(probe) is not numpy.ndarray or probe.dtype != dtype or probe.shape != shape or \
+                not probe.flags.c_contiguous or not probe.flags.writeable or not probe.flags.owndata:
+            _numpy_new_from_descr = NULL
     return 0
 
 
+cdef object _new_array(object dtype, int nd, Py_ssize_t* dims):
+    """A new uninitialised C-contiguous array of `dtype` and shape dims[:nd], by numpy's C constructor."""
+    Py_INCREF(dtype)    # PyArray_NewFromDescr steals a reference to the dtype
+    # NULL with numpy's error set (out of memory): _steal returns object, so Cython raises that error.
+    return _steal(_numpy_new_from_descr(_numpy_array_type, <PyObject*>dtype, nd, dims, NULL, NULL, 0, NULL))
+
+
 cdef object _new_uint32_array(Py_ssize_t size):
-    """A new uninitialised C-contiguous uint32 array of `size` items, by numpy's C constructor."""
+    """A new uninitialised C-contiguous uint32 array of `size` items."""
     cdef Py_ssize_t dims[1]
     dims[0] = size
-    Py_INCREF(_numpy_uint32)    # PyArray_NewFromDescr steals a reference to the dtype
-    # NULL with numpy's error set (out of memory): _steal returns object, so Cython raises that error.
-    return _steal(_numpy_new_from_descr(_numpy_array_type, <PyObject*>_numpy_uint32, 1, dims, NULL, NULL, 0, NULL))
+    return _new_array(_numpy_uint32, 1, dims)
+
+
+cdef object _new_spans_array(Py_ssize_t count):
+    """A new uninitialised C-contiguous (count, 2) int64 array (numpy.empty when the C constructor is not
+    known; either way no reshape after)."""
+    cdef Py_ssize_t dims[2]
+    _load_numpy()
+    if _numpy_new_from_descr == NULL:
+        return _numpy_empty((count, 2), _numpy_int64)
+    dims[0], dims[1] = count, 2
+    return _new_array(_numpy_int64, 2, dims)
 
 
 cdef object _empty_array(Py_ssize_t size, object dtype_name):
