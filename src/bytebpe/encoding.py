@@ -413,7 +413,7 @@ class Encoding:
         """The start of the longest suffix of `text` that fits in `max_tokens` tokens (see `truncate`)."""
         text, max_tokens, scanner, special_split, deferred_check = self._budget_setup(
             text, max_tokens, "left", allowed_special, disallowed_special)
-        if _reads_the_start(*self._budget_pattern()):
+        if self._budget_reads_the_start():
             raise TypeError(f"truncate(side='left') needs a pattern that reads nothing before a match's start; "
                             f"{self.name!r}'s has ^ or \\A")
         parts = special_split(text) if special_split is not None else [text]
@@ -628,6 +628,10 @@ class Encoding:
     def _budget_pattern(self) -> tuple[str, str]:
         """(the split pattern, the dialect of its oracle) that truncate and chunks cut text with."""
         return self._pat_str, "tiktoken"
+
+    def _budget_reads_the_start(self) -> bool:
+        """Whether a piece the budget scanner cuts can depend on text before it (^ or \\A in the pattern)."""
+        return _reads_the_start(*self._budget_pattern())
 
     def _budget_scanner(self) -> _Scanner:
         """The scanner of this encoding's pattern that the budget searches cut text with (every scanner reports

@@ -546,18 +546,20 @@ class _PreTokenizer:
                                      "characters; bytebpe supports byte-level BPE models only)")
         self.prefix_space = False
         self.pretokenize: Any = None
-        # (pattern, dialect) of the compiled scanner truncate and chunks cut with, when one split cuts the text.
-        self.budget_pattern: tuple[str, str] | None = None
+        # What truncate and chunks cut text with: the (pattern, dialect) of the one split that cuts it, or the
+        # hand-written scanner of DeepSeek's three (it reads nothing before a piece's start either); None
+        # when the pre-tokenizer is Python steps.
+        self.budget_split: tuple[str, str] | _pretokenize.Scanner | None = None
         self.known_pattern = self._known_pattern(steps)
         if self.known_pattern is not None:
             self.pretokenize = _pretokenize.Scanner.for_pattern(self.known_pattern)
             self.prefix_space = bool(last.get("add_prefix_space", True))
-            self.budget_pattern = (self.known_pattern, "tiktoken")
+            self.budget_split = (self.known_pattern, "tiktoken")
         elif self._is_deepseek(steps):
-            self.pretokenize = _pretokenize.Scanner(_pretokenize.PatternKind.DEEPSEEK)
+            self.pretokenize = self.budget_split = _pretokenize.Scanner(_pretokenize.PatternKind.DEEPSEEK)
         elif (compiled := self._compiled_split(steps)) is not None:
             self.pretokenize = compiled
-            self.budget_pattern = (_single_split_pattern(steps), "hf")  # type: ignore[assignment]
+            self.budget_split = (_single_split_pattern(steps), "hf")  # type: ignore[assignment]
         else:
             functions = [step for step, _ in steps]
 
@@ -732,6 +734,16 @@ def _added_tokens(specs: Any, model: _Model, normalize: Callable[[str], str] | N
     return list(by_content.values())
 
 
+def _starts_inside(first: list[str], second: list[str]) -> bool:
+    """Whether a string of `second` can start inside one of `first` (at or after its start) and overlap it:
+    held by it, or running on past its end. (All of them non-empty.)"""
+    by_first_char: dict[str, list[str]] = {}
+    for other in second:
+        by_first_char.setdefault(other[0], []).append(other)
+    return any(string.startswith(other, at) or other.startswith(string[at:])
+               for string in first for at, char in enumerate(string) for other in by_first_char.get(char, ()))
+
+
 class _AddedTokenSplitter:
     """HF's AddedVocabulary::extract_and_normalize as the core's `special_split`: ordinary text (normalized)
     and the contents of the added tokens found, alternately. `skipped`: special tokens whose matches are
@@ -769,11 +781,20 @@ class _AddedTokenSplitter:
         active = [token for token in tokens if not (token.special and token.content in self.skipped)]
         if not active:
             return None
-        plain = all(not (token.normalized or token.single_word or token.lstrip or token.rstrip) and token.content
-                    for token in tokens)
-        if plain and len(active) == len(tokens):
-            return _special_token_regex(frozenset(token.content for token in tokens)).split
-        return self
+        if any(token.single_word or token.lstrip or token.rstrip or not token.content for token in tokens):
+            return self
+        # Without a normalizer both passes search the text as given, so one leftmost-longest search for the
+        # active tokens finds what the two split out, unless an active token can start inside (or where) a
+        # token that wins over it: a skipped one of its own pass (whose match hides it), or, for a raw token,
+        # a normalized active one (the raw pass runs first; the one search would take the earlier start).
+        def contents(normalized: bool, skipped: bool) -> list[str]:
+            return [token.content for token in tokens
+                    if token.normalized == normalized and (token not in active) == skipped]
+        if _starts_inside(contents(False, True), contents(False, False)) or \
+                _starts_inside(contents(True, True), contents(True, False)) or \
+                _starts_inside(contents(True, False), contents(False, False)):
+            return self
+        return _special_token_regex(frozenset(token.content for token in active)).split
 
     def _find(self, sentence: str, search: Any, tokens: dict[str, _AddedToken]) -> list[tuple[str, _AddedToken | None]]:
         if search is None or not sentence:
@@ -970,7 +991,7 @@ class TokenizerJsonEncoding(Encoding):
     """The ids put before each document's ids: the post-processor's with add_special_tokens=True, else ()."""
     suffix_ids: tuple[int, ...]
     """The ids put after each document's ids: the post-processor's with add_special_tokens=True, else ()."""
-    _split_for_budgets: tuple[str, str] | None     # (pattern, dialect) truncate and chunks cut with, if one
+    _split_for_budgets: tuple[str, str] | _pretokenize.Scanner | None     # _PreTokenizer.budget_split
     _normal_form: str | None                        # the normalizer, when it is only a Unicode normal form
 
     @classmethod
@@ -1014,7 +1035,7 @@ class TokenizerJsonEncoding(Encoding):
                            # ids as much as the vocabulary.
                            vocabulary_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
         encoding._json_text = text
-        encoding._split_for_budgets = pre_tokenizer.budget_pattern
+        encoding._split_for_budgets = pre_tokenizer.budget_split
         normalizer_spec = spec.get("normalizer")
         encoding._normal_form = normalizer_spec.get("type") if isinstance(normalizer_spec, dict) and \
             normalizer_spec.get("type") in ("NFC", "NFD", "NFKC", "NFKD") else None
@@ -1058,7 +1079,18 @@ class TokenizerJsonEncoding(Encoding):
             raise TypeError(f"truncate and chunks are not supported for {self.name!r}: its pre-tokenizer is not one "
                             "split pattern the compiled scanner runs (use encode(..., max_tokens=N) for the first "
                             "N ids)")
+        assert not isinstance(self._split_for_budgets, _pretokenize.Scanner)   # (the two methods below)
         return self._split_for_budgets
+
+    def _budget_scanner(self) -> _pretokenize.Scanner:
+        if isinstance(self._split_for_budgets, _pretokenize.Scanner):
+            return self._split_for_budgets
+        return super()._budget_scanner()
+
+    def _budget_reads_the_start(self) -> bool:
+        if isinstance(self._split_for_budgets, _pretokenize.Scanner):
+            return False    # DeepSeek's scanner: each piece from its own start on (tests/unit/test_truncate.py)
+        return super()._budget_reads_the_start()
 
     def _around_budget(self, max_tokens: int) -> int:
         """`max_tokens` less the post-processor's ids, which every text (the empty one too) is given."""

