@@ -2243,8 +2243,8 @@ cdef class CoreBPE:
         for i in range(count if specials else 0):
             if ids[i] > <Rank>table.max_rank or table.token_len[ids[i]] < 0:
                 lengths.push_back(<int32_t>PyBytes_GET_SIZE(self._special_token_bytes(ids[i])))
-        at = _offsets_of(ids, count, table.token_len.data(), table.max_rank, lengths.data(), data, n_bytes,
-                         PyUnicode_IS_ASCII(text), result)
+        at = _offsets_of(ids, count, table.token_len.data(), table.max_rank,
+                         lengths.data() if lengths.size() else NULL, data, n_bytes, PyUnicode_IS_ASCII(text), result)
         if at < 0:
             raise ValueError("the ids are not this text's: their bytes run past its end")
         if at != n_bytes:
@@ -2577,15 +2577,29 @@ cdef Py_ssize_t _offsets_of(const Rank* ids, Py_ssize_t count, const int32_t* to
                             int64_t* result) noexcept nogil:
     """CoreBPE._char_offsets_into's loop over the UTF-8 `data` (n bytes; `ascii`: a byte is a character):
     returns the bytes the ids cover, or -1 when they run past n. Ids above `max_rank` or of no length are
-    special tokens, whose lengths come from `special_lengths` in order. The characters before a byte are
+    special tokens, whose lengths come from `special_lengths` in order (NULL: there is none among the ids). The characters before a byte are
     counted a word at a time (each whole word once, the last one masked)."""
     cdef Py_ssize_t at = 0, chars = 0, start, length, i, word = 0, continuations = 0, r
     cdef Rank token
     cdef uint64_t bits
+    if ascii and special_lengths == NULL:
+        # A byte is a character and every id is a mergeable token: the offsets are the running sum of the
+        # tokens' lengths, checked against n once at the end (nothing of `data` is read).
+        for i in range(count):
+            token = ids[i]
+            length = token_len[token] if token <= <Rank>max_rank else -1
+            if length <= 0:
+                return -1
+            result[2 * i] = at
+            at += length
+            result[2 * i + 1] = at
+        return at if at <= n else -1
     for i in range(count):
         token = ids[i]
         if token <= <Rank>max_rank and token_len[token] >= 0:
             length = token_len[token]
+        elif special_lengths == NULL:
+            return -1
         else:
             length = special_lengths[0]
             special_lengths += 1
