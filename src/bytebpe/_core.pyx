@@ -982,6 +982,8 @@ cdef class MergeTable:
         `whole`): (k, its tokens) for the largest character boundary k <= `limit` such that ``data[:k]`` has at
         most `budget` tokens, or None when `data` does not settle it (a longer prefix might fit). With
         `at_pieces`, k is one of the text's piece ends (or 0): no piece is cut in two."""
+        if budget < 0:
+            raise ValueError(f"budget must be 0 or more, got {budget}")
         cdef _PrefixSearch search = _PrefixSearch(self, scanner, False, PyBytes_GET_SIZE(data))
         cdef Py_ssize_t k = 0, tokens = 0
         if not search.longest(<const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), budget, limit,
@@ -1007,6 +1009,8 @@ cdef class MergeTable:
         longest prefix of the rest that fits in `budget` tokens (`longest_prefix` of the rest as a text of its
         own, whole); with `at_pieces` one that ends where a piece of the rest ends, unless there is none; and
         one character when not even that fits. The persistent piece cache serves the pieces it holds."""
+        if budget < 0:
+            raise ValueError(f"budget must be 0 or more, got {budget}")
         cdef const uint8_t* text = <const uint8_t*>PyBytes_AS_STRING(data)
         cdef Py_ssize_t n = PyBytes_GET_SIZE(data), start = 0, k, tokens, chars = 0
         cdef vector[Py_ssize_t] ends
@@ -1424,6 +1428,27 @@ cdef class _PrefixSearch:
             start = ends[count - 1]
         return False
 
+    cdef bint more_text_ends(self, const uint8_t* text, Py_ssize_t n, Py_ssize_t upto, bint whole) except -1:
+        """Append to `text_ends` the ends of the text's pieces after the listed ones, up to `upto`: one of them
+        can end below S of the first piece over the budget, and a prefix that ends there cuts the pieces before
+        it otherwise, and may fit. False when `text` (the first n bytes of a text, not `whole`) does not show
+        those pieces for certain."""
+        cdef Py_ssize_t ends[SCAN_BATCH]
+        cdef Py_ssize_t seen[SCAN_BATCH]
+        cdef Py_ssize_t start = self.text_ends.back(), count, j
+        cdef Py_ssize_t reach = self.furthest.back()
+        while start < upto:
+            count = scan_pieces_seen(self.spec, text, start, n, ends, seen, SCAN_BATCH, True)
+            for j in range(count):
+                if ends[j] > upto:
+                    return True
+                reach = max(reach, seen[j])
+                if reach >= n and not whole:
+                    return False
+                self.text_ends.push_back(ends[j])
+            start = ends[count - 1]
+        return True
+
     cdef bint longest(self, const uint8_t* text, Py_ssize_t n, Py_ssize_t budget, Py_ssize_t limit, bint whole,
                       bint at_pieces, Py_ssize_t* k_out, Py_ssize_t* tokens_out) except -1:
         """budgets.py's search over `text` (n bytes, the start of a text; all of it if `whole`): False when
@@ -1446,6 +1471,8 @@ cdef class _PrefixSearch:
             return False
         if at_pieces:       # the candidates: where the whole text's pieces end
             self.text_ends = self.piece_ends
+            if over and not self.more_text_ends(text, n, min(bound, limit), whole):
+                return False
         k = min(bound, n, limit)
         candidate = self.text_ends.size() - 1
         while k > 0:

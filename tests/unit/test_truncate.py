@@ -282,6 +282,10 @@ def test_bad_arguments_are_clear_errors():
         enc.truncate("text", 5, side="middle")    # type: ignore[arg-type]
     with pytest.raises(ValueError, match="surrogates"):
         enc.truncate("a\ud800b", 5)
+    for search in (lambda: enc._table.chunk_ends(enc._budget_scanner(), b"hello", -1, False),
+                   lambda: enc._table.longest_prefix(enc._budget_scanner(), b"hello", -1, 5, True)):
+        with pytest.raises(ValueError, match="budget must be 0 or more"):   # (the core's own entry points)
+            search()
     outside = bytebpe.Encoding("outside", pat_str=r"(a|b)+|[\s\S]", mergeable_ranks={bytes([b]): b for b in range(256)},
                                special_tokens={})
     with pytest.raises(TypeError, match="compiled scanner runs"):
@@ -359,6 +363,22 @@ def test_chunks_at_piece_boundaries_end_where_the_pattern_starts_a_piece(name, t
                 rest = rest[len(chunk):]
     with pytest.raises(ValueError, match="boundary"):
         enc.chunks("text", 3, boundary="word")      # type: ignore[arg-type]
+
+
+def test_a_piece_end_past_the_first_piece_over_the_budget_is_a_candidate():
+    """A whitespace piece's match looks to the end of its run: in "ab   \\n  y" the piece "   \\n" (2 tokens
+    here, over a budget of 3) looked as far as "y". The prefix that ends after the next piece, " ", cuts the
+    run as one piece at the end of the text ("   \\n " one token here), and fits."""
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in (b"  ", b"   ", b"\n ", b"   \n "):
+        ranks[token] = len(ranks)
+    enc = bytebpe.Encoding("runs", pat_str=bytebpe.get_encoding("cl100k_base")._pat_str, mergeable_ranks=ranks,
+                           special_tokens={})
+    text = "ab   \n  y"
+    assert [enc.count(text[:k]) for k in (6, 7)] == [4, 3]
+    assert enc.truncate(text, 3) == longest_fitting(enc.count, text, 3) == "ab   \n "
+    assert enc.chunks(text, 3, boundary="piece")[0] == "ab   \n "
+    assert enc.chunks(text, 3) == ["ab   \n ", " y"]
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
