@@ -1025,9 +1025,9 @@ cdef class MergeTable:
         while start < n:
             k = 0
             if at_pieces:
-                search.longest(text + start, n - start, budget, n - start, True, True, &k, &tokens)
+                search.longest_in_windows(text + start, n - start, budget, True, &k, &tokens)
             if k == 0:
-                search.longest(text + start, n - start, budget, n - start, True, False, &k, &tokens)
+                search.longest_in_windows(text + start, n - start, budget, False, &k, &tokens)
             if k == 0:      # one character over the budget on its own
                 k = 1
                 while start + k < n and (text[start + k] & 0xC0) == 0x80:
@@ -1221,6 +1221,17 @@ cdef inline bint _piece_cache_offer(PieceCacheCore* pieces, uint64_t h, const ui
 
 # ---- budgets.py's search (MergeTable.longest_prefix, MergeTable.chunk_ends) -----------------------------
 
+# Bytes after a budget search's stable pieces from which it bounds the tokens of each candidate before
+# merging it (_PrefixSearch.fewest_tokens): a stretch this long is a long piece, where candidates one
+# character apart would each merge it again.
+cdef enum:
+    LONG_TAIL = 256
+# The first window of the rest of a text that chunk_ends' search reads (then 2x, 4x ...): 16 bytes per token
+# of the budget, at least this many.
+cdef enum:
+    FIRST_WINDOW_BYTES = 4096
+
+
 @cython.final
 cdef class _PrefixSearch:
     """What budgets.py's search needs (the table, the scanner, the persistent piece cache when one
@@ -1237,6 +1248,13 @@ cdef class _PrefixSearch:
     cdef vector[Py_ssize_t] piece_ends, furthest, tokens
     cdef vector[Py_ssize_t] text_ends      # (longest with at_pieces)
     cdef Py_ssize_t pieces_counted, tokens_counted     # by add_pieces: its estimate of the tokens per piece
+    # fewest_tokens: fewest[p] is the fewest tokens that spell the p bytes from `fewest_at` (NULL: none made;
+    # an address, not an offset: chunk_ends searches from each chunk's start); fewest_usable: every byte is
+    # a token (the bound needs that: else a byte may merge away, HF's rule for a file without the byte
+    # alphabet)
+    cdef vector[int32_t] fewest
+    cdef const uint8_t* fewest_at
+    cdef bint fewest_usable
     cdef vector[Rank] ids
 
     def __cinit__(self, MergeTable table not None, Scanner scanner not None, bint use_cache,
@@ -1248,6 +1266,8 @@ cdef class _PrefixSearch:
         self.pieces = self.piece_cache.core if self.piece_cache is not None else NULL
         self.cache.input_bytes = input_bytes
         self.pieces_counted = self.tokens_counted = 1
+        self.fewest_at = NULL
+        self.fewest_usable = all(table.byte_rank[b] != NO_RANK for b in range(256))
         self.cache.counts = PieceCacheCounts(0, 0, 0, 0)
         self.cache.declined = False
         # Read with the GIL, which every build of the table holds: built once, never changed.
@@ -1262,10 +1282,12 @@ cdef class _PrefixSearch:
         return 0
 
     cdef int batch_tokens(self, const uint8_t* text, Py_ssize_t start, const Py_ssize_t* ends, Py_ssize_t count,
-                          Py_ssize_t n, Py_ssize_t* tokens_out) except -1:
+                          Py_ssize_t n, Py_ssize_t room, Py_ssize_t* tokens_out) except -1:
         """`piece_tokens` of the `count` pieces of text[start:ends[count - 1]] that end at `ends`, into
         `tokens_out`: all hashed, and their slots prefetched, before the first lookup; a token of up to 8
-        bytes in its home slot is found with one test (as _encode_scanned does)."""
+        bytes in its home slot is found with one test (as _encode_scanned does). A piece too long to merge
+        into `room` tokens or fewer (a token has max_token_len bytes at most) is not merged: its count is
+        then that bound, over `room` (the searches need no more than that of the first piece over)."""
         cdef uint64_t heads[SCAN_BATCH]
         cdef uint64_t hashes[SCAN_BATCH]
         cdef Py_ssize_t j, size, end = start
@@ -1286,6 +1308,8 @@ cdef class _PrefixSearch:
             slot = slots + (hashes[j] & self.table.mask)
             if (slot.head == heads[j]) & (slot.length == size) & (size <= 8):
                 tokens_out[j] = 1
+            elif (size + self.table.max_token_len - 1) // self.table.max_token_len > room:
+                tokens_out[j] = (size + self.table.max_token_len - 1) // self.table.max_token_len
             else:
                 tokens_out[j] = self.piece_tokens(text + end, size, n - end, hashes[j])
             end = ends[j]
@@ -1346,7 +1370,7 @@ cdef class _PrefixSearch:
         start = low
         while start < n:
             count = scan_pieces(self.spec, text, start, n, ends, SCAN_BATCH)
-            self.batch_tokens(text, start, ends, count, n, piece_counts)
+            self.batch_tokens(text, start, ends, count, n, budget, piece_counts)
             for j in range(count):
                 starts.push_back(start)
                 after.push_back(piece_counts[j])
@@ -1414,7 +1438,7 @@ cdef class _PrefixSearch:
             count = scan_pieces_seen(self.spec, text, start, end, ends, seen, <Py_ssize_t>min(
                 <double>SCAN_BATCH, <double>room + 1.0,
                 (<double>room + 1.0) * self.pieces_counted / self.tokens_counted + 1.0), by_blocks)
-            self.batch_tokens(text, start, ends, count, n, piece_counts)
+            self.batch_tokens(text, start, ends, count, n, room, piece_counts)
             self.pieces_counted += count
             for j in range(count):
                 self.tokens_counted += piece_counts[j]
@@ -1427,6 +1451,46 @@ cdef class _PrefixSearch:
                     return True
             start = ends[count - 1]
         return False
+
+    cdef Py_ssize_t fewest_tokens(self, const uint8_t* text, Py_ssize_t start, Py_ssize_t upto,
+                                  Py_ssize_t room) except -1:
+        """Extend `fewest` over text[start:upto] (kept from the last call with the same start): fewest[p] is the
+        fewest tokens of the vocabulary that spell text[start:start + p]. However text[start:start + p] is cut
+        into pieces and merged, its tokens spell it, so they are at least that many. Stops once each of the
+        last max_token_len entries is over `room` (every later one is then over it too: each extends one of
+        them by a token). Returns how many bytes it covers.
+
+        The tokens that end at a byte are tried from the shortest; a token of 4 or more bytes holds every
+        4 bytes of it, so the first 4 bytes that are in no token (the table's span grams) end the search."""
+        cdef Py_ssize_t p, length, last, over
+        cdef Py_ssize_t max_len = self.table.max_token_len
+        cdef int32_t best
+        cdef const uint64_t* grams
+        cdef const uint8_t* at
+        _build_span_grams(self.table)
+        grams = self.table.span_grams.data()
+        if self.fewest_at != text + start:
+            self.fewest.clear()
+            self.fewest.push_back(0)
+            self.fewest_at = text + start
+        p = self.fewest.size() - 1
+        over = 0
+        for last in range(p, max(<Py_ssize_t>0, p - max_len), -1):
+            if self.fewest[last] <= room:
+                break
+            over += 1
+        while p < upto - start and over < max_len:
+            p += 1
+            at = text + start + p
+            best = self.fewest[p - 1] + 1       # (every byte is a token)
+            for length in range(2, min(max_len, p) + 1):
+                if length >= 4 and not _span_gram_set(grams, at - length, 4):
+                    break
+                if self.fewest[p - length] + 1 < best and self.table.rank_of(at - length, length) != NO_RANK:
+                    best = self.fewest[p - length] + 1
+            self.fewest.push_back(best)
+            over = over + 1 if best > room else 0
+        return p
 
     cdef bint more_text_ends(self, const uint8_t* text, Py_ssize_t n, Py_ssize_t upto, bint whole) except -1:
         """Append to `text_ends` the ends of the text's pieces after the listed ones, up to `upto`: one of them
@@ -1449,6 +1513,19 @@ cdef class _PrefixSearch:
             start = ends[count - 1]
         return True
 
+    cdef int longest_in_windows(self, const uint8_t* text, Py_ssize_t n, Py_ssize_t budget, bint at_pieces,
+                                Py_ssize_t* k_out, Py_ssize_t* tokens_out) except -1:
+        """`longest` over the whole text[:n], read in windows that double until one settles it (as budgets.py
+        does for truncate): a chunk costs what its own bytes cost, not what the rest of the text does (one
+        piece that runs to the end of a long text is scanned only as far as the budget can reach)."""
+        cdef Py_ssize_t window = n if budget >= n // 16 else min(n, max(<Py_ssize_t>FIRST_WINDOW_BYTES, 16 * budget))
+        while True:
+            while window < n and (text[window] & 0xC0) == 0x80:   # (a window ends at a character boundary)
+                window -= 1
+            if self.longest(text, window, budget, n, window == n, at_pieces, k_out, tokens_out):
+                return 0
+            window = n if window >= n // 2 else 2 * window
+
     cdef bint longest(self, const uint8_t* text, Py_ssize_t n, Py_ssize_t budget, Py_ssize_t limit, bint whole,
                       bint at_pieces, Py_ssize_t* k_out, Py_ssize_t* tokens_out) except -1:
         """budgets.py's search over `text` (n bytes, the start of a text; all of it if `whole`): False when
@@ -1459,7 +1536,7 @@ cdef class _PrefixSearch:
         over the budget, prefix k's own: its pieces 1..stable and the ones scanned after them, exactly. A
         shorter candidate is a prefix of prefix k, so the same reasoning holds in it, with S and F that are
         closer to the cut."""
-        cdef Py_ssize_t bound, k, stable, tail, candidate
+        cdef Py_ssize_t bound, k, stable, tail, candidate, reach, j, room
         cdef bint over
         self.piece_ends.clear()
         self.furthest.clear()
@@ -1467,6 +1544,21 @@ cdef class _PrefixSearch:
         self.tokens.push_back(0)
         over = self.add_pieces(text, 0, n, n, budget, True)
         bound = self.furthest.back() if over else n
+        if over and not (whole or limit <= n or bound < n):
+            # The piece over the budget runs to the end of these bytes (a window that ends inside one long
+            # piece). A prefix past S of the pieces before it keeps them, and spells the rest with at least
+            # `fewest` tokens, and with tokens of max_token_len bytes at most: over the budget where either
+            # says so, which may settle it.
+            j = self.piece_ends.size() - 1
+            tail = self.piece_ends[j - 1] if j else 0
+            room = budget - self.tokens[j]
+            reach = n - tail
+            if room < reach // max(<Py_ssize_t>1, <Py_ssize_t>self.table.max_token_len):
+                reach = room * max(<Py_ssize_t>1, <Py_ssize_t>self.table.max_token_len)
+            if n - tail >= LONG_TAIL and self.fewest_usable:
+                reach = min(reach, self.fewest_tokens(text, tail, n, room))
+            if reach < n - tail:
+                bound = min(bound, max(self.furthest[j - 1] if j else 0, tail + reach))
         if not (whole or limit <= n or bound < n):
             return False
         if at_pieces:       # the candidates: where the whole text's pieces end
@@ -1493,6 +1585,18 @@ cdef class _PrefixSearch:
                 # end of those pieces.
                 k = max(self.furthest[stable - 1], tail) if stable else 0
                 continue
+            if k - tail >= LONG_TAIL and self.fewest_usable:
+                # A long stretch after the stable pieces (one long piece, mostly): below the cut, candidates
+                # one character apart would each cut and merge it again. Every prefix above S_stable keeps
+                # those pieces, and spells the rest with at least `fewest` tokens: the candidates that bound
+                # puts over the budget are skipped without merging.
+                reach = self.fewest_tokens(text, tail, k, budget - self.tokens[stable])
+                j = k
+                while j > tail and (j - tail > reach or self.tokens[stable] + self.fewest[j - tail] > budget):
+                    j -= 1
+                if j < k:
+                    k = max(j, self.furthest[stable - 1] if stable else 0)
+                    continue
             self.piece_ends.resize(stable)
             self.furthest.resize(stable)
             self.tokens.resize(stable + 1)

@@ -8,6 +8,7 @@ hand-written and compiled scanner on its own first: every prefix longer than wha
 from __future__ import annotations
 
 import json
+import random
 import sys
 import time
 
@@ -363,6 +364,31 @@ def test_chunks_at_piece_boundaries_end_where_the_pattern_starts_a_piece(name, t
                 rest = rest[len(chunk):]
     with pytest.raises(ValueError, match="boundary"):
         enc.chunks("text", 3, boundary="word")      # type: ignore[arg-type]
+
+
+def long_pieces() -> list[str]:
+    """Texts that are one long piece, or a few: letters that BPE merges far from the fewest tokens (random
+    DNA), CJK, one repeated byte, a repeated pair, a long whitespace run before a word."""
+    rng = random.Random(7)
+    return ["".join(rng.choice("ACGT") for _ in range(700)),
+            "".join(rng.choice("的一是不了人我在有他这中大来上") for _ in range(300)),
+            "a" * 700, "ab" * 350, " " * 600 + "x", "x" + "\n" * 400 + "y"]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_chunks_and_truncate_of_long_pieces_are_the_longest_that_fit(name, tiktoken_encoding):
+    """(A long piece at the cut: its candidates are bounded by the fewest tokens that spell them before any
+    is merged, and a window that ends inside it is settled by that bound.)"""
+    enc, tik = bytebpe.get_encoding(name), tiktoken_encoding(name)
+    for text in long_pieces():
+        for budget in (60, 200):
+            rest = text
+            for chunk in enc.chunks(text, budget):
+                counts = [len(tik.encode_ordinary(rest[:k])) for k in range(len(chunk), len(rest) + 1)]
+                assert counts[0] <= budget and all(count > budget for count in counts[1:]), (text[:20], budget)
+                rest = rest[len(chunk):]
+            assert not rest
+        assert enc.truncate(text, 60) == enc.chunks(text, 60)[0]
 
 
 def test_a_piece_end_past_the_first_piece_over_the_budget_is_a_candidate():
