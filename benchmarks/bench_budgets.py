@@ -12,6 +12,8 @@ incremental decoder.
             4 MB (the result checked to fit, and one character more not to).
   chunks    `chunks(text, 512)` against `encode(text)` of 10 MB, warm (the chunks checked to join to the text and
             each to fit).
+  --long-pieces  instead: `chunks(text, 512)` of texts that are one long piece (random DNA letters, random CJK,
+            runs), 100,000 and 1,000,000 characters: seconds, and how they grow.
   stream    decoding the ids of 1 MB one id per step: `DecodeStream.step(id)` against the loop people write,
             `codecs`' incremental UTF-8 decoder fed `decode_single_token_bytes(id)`; texts checked equal first.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import os
+import random
 import statistics
 import sys
 import time
@@ -151,14 +154,45 @@ def measure_offsets(enc: bytebpe.Encoding, path: Path, rounds: int) -> tuple[flo
     return statistics.median(lists), statistics.median(arrays)
 
 
+def long_piece_texts(chars: int) -> dict[str, str]:
+    """Texts of one long piece (or a few): what a budget search meets in DNA, unbroken CJK, runs."""
+    rng = random.Random(1)
+    return {"random DNA letters": "".join(rng.choice("ACGT") for _ in range(chars)),
+            "random CJK": "".join(rng.choice("的一是不了人我在有他这中大来上") for _ in range(chars)),
+            "one letter repeated": "a" * chars, '"ab" repeated': "ab" * (chars // 2),
+            "newlines": "\n" * chars, "spaces": " " * chars}
+
+
+def measure_long_pieces(enc: bytebpe.Encoding, sizes: tuple[int, ...] = (100_000, 1_000_000)) -> None:
+    """Seconds of `chunks(text, 512)` on each long-piece text at each size (linear: 10x the text, ~10x the
+    time). The chunks are checked to join to the text and each to fit first."""
+    rows = []
+    for name in long_piece_texts(10):
+        times = []
+        for size in sizes:
+            text = long_piece_texts(size)[name]
+            start = time.process_time()
+            found = enc.chunks(text, 512)
+            times.append(time.process_time() - start)
+            assert "".join(found) == text and all(count <= 512 for count in enc.count_batch(found))
+        rows.append([name, *(f"{seconds:.2f}" for seconds in times), f"{times[-1] / times[0]:.1f}"])
+    print(markdown_table(["text", *(f"chunks(512) of {size:,} characters, s" for size in sizes),
+                          "ratio of the two"], rows))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--encoding", default="cl100k_base")
     parser.add_argument("--corpus-dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "corpus")
+    parser.add_argument("--long-pieces", action="store_true",
+                        help="instead: chunks of texts that are one long piece, at two sizes")
     args = parser.parse_args()
     print(f"# bench_budgets: {args.encoding}, {args.rounds} rounds, CPU {cpu_model()}, load {load_average()}, "
           f"bytebpe {bytebpe.__version__}, Python {sys.version.split()[0]}\n")
+    if args.long_pieces:
+        measure_long_pieces(bytebpe.get_encoding(args.encoding))
+        return
     rows = []
     for corpus, file in CORPORA.items():
         enc = bytebpe.get_encoding(args.encoding)
