@@ -27,6 +27,7 @@ import multiprocessing
 import os
 import platform
 import random
+import statistics
 import string
 import sys
 import tempfile
@@ -883,10 +884,12 @@ def check_peer(peer: Peer, kind: str, inputs: Sequence[Any], expected: Sequence[
 def time_fresh_runs(peer: Peer, kind: str, inputs: Sequence[Any], input_bytes: Sequence[int],
                     priming: str | None) -> dict[str, float]:
     """Best MB/s over the inputs, each timed once with a fresh object (primed first when `priming`); also
-    that run's CPU time / wall time, to show a library that used more than one core for one call."""
+    that run's CPU time / wall time, to show a library that used more than one core for one call, and the
+    MB/s of every input in order (`per_slice`, for the same-slice ratios of table 12)."""
     call = _call(peer, kind)
     assert call is not None
     best_rate, cpu_share = 0.0, 0.0
+    per_slice = []
     for item, size in zip(inputs, input_bytes):
         obj = peer.make()
         if priming is not None:
@@ -903,9 +906,10 @@ def time_fresh_runs(peer: Peer, kind: str, inputs: Sequence[Any], input_bytes: S
                 gc.enable()
         del result
         rate = size / MB / elapsed
+        per_slice.append(rate)
         if rate > best_rate:
             best_rate, cpu_share = rate, cpu / elapsed
-    return {"mb_per_s": best_rate, "cpu_per_wall": cpu_share}
+    return {"mb_per_s": best_rate, "cpu_per_wall": cpu_share, "per_slice": per_slice}
 
 
 def measure_peers_on(encoding: str, corpus: str, path: Path, peers: list[Peer], args: argparse.Namespace,
@@ -1140,6 +1144,7 @@ def print_peer_tables(results: list[dict[str, Any]], peer_notes: dict[str, str],
                      "`encode_ordinary` (list) or `encode_to_numpy` (numpy) over the same documents: best of "
                      f"{results[0]['scaling']['turns'] if results else 0} turns per slice, loop and batch taking "
                      "turns, each with a fresh object (piece cache emptied).")
+    print_same_slice_ratios(results, present)
     for r in results:
         if r.get("bytebpe_primed_hit_rate") is not None:
             notes.append(f"bytebpe piece cache hit rate on an unseen slice after {r['priming_mb']:g} MB priming, "
@@ -1152,6 +1157,39 @@ def print_peer_tables(results: list[dict[str, Any]], peer_notes: dict[str, str],
         for what, why in r["excluded"].items():
             notes.append(f"{what} not timed on {r['encoding']} / {r['corpus']}: {why}")
     print("\nPeers: " + "; ".join(f"**{name}** — {note}" for name, note in peer_notes.items()))
+
+
+# Table 12's columns: (output kind, fresh or primed).
+SAME_SLICE_COLUMNS = (("numpy", "primed"), ("list", "primed"), ("batch_numpy", "primed"), ("batch_list", "primed"),
+                      ("numpy", "fresh"), ("list", "fresh"), ("batch_numpy", "fresh"), ("batch_list", "fresh"))
+
+
+def same_slice_ratio(r: dict[str, Any], peer: str, kind: str, variant: str) -> str:
+    """bytebpe's MB/s ÷ the peer's on each slice both timed: "median (lowest–highest)", or "" when absent."""
+    ours, theirs = r["rates"].get(f"bytebpe {kind} {variant}"), r["rates"].get(f"{peer} {kind} {variant}")
+    if ours is None or theirs is None or not ours.get("per_slice") or not theirs.get("per_slice"):
+        return ""
+    ratios = [a / b for a, b in zip(ours["per_slice"], theirs["per_slice"])]
+    return f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
+
+
+def print_same_slice_ratios(results: list[dict[str, Any]], present: set[str]) -> None:
+    """Table 12: the tables above give each library its best slice, which on a corpus of many languages
+    can be a different language for each; here each slice's two rates are divided, then the median taken."""
+    for peer in ("gigatoken", "quicktok"):
+        if peer not in present:
+            continue
+        rows = [[r["encoding"], r["corpus"], *[same_slice_ratio(r, peer, kind, variant)
+                                               for kind, variant in SAME_SLICE_COLUMNS]] for r in results]
+        if not any(cell for row in rows for cell in row[2:]):
+            continue
+        print_table(f"12. bytebpe ÷ {peer} on the same slice: median (lowest–highest) over the slices",
+                    ["encoding", "corpus", *[f"{kind.replace('_', ' ')} {variant}"
+                                             for kind, variant in SAME_SLICE_COLUMNS]], rows,
+                    note="Each slice (batch) is timed once per library as in tables 9-11, and the two rates on it "
+                         "divided: > 1, bytebpe faster on that text. The median is over the slices; the tables "
+                         "above take each library's best slice, which on the multilingual corpus can be a "
+                         "different language for each library.")
 
 
 def run_peers(args: argparse.Namespace, vocab_dir: Path, corpus_dir: Path) -> list[dict[str, Any]]:

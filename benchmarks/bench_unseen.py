@@ -9,6 +9,7 @@ first slice; nothing timed has been encoded before in the process. Run it once p
         english_prose.txt whole numpy                   # five whole 1 MB calls
     ... docs 4000                                       # three loops over 0.5 MB of ~4,000-character documents
     ... batch 2 list                                    # four 1 MB batches of 1-4 KB documents on 2 threads
+    ... --fresh batch 2 numpy                           # the same from an empty cache, nothing primed
 
 The builds in benchmarks/README.md (2026-12-03) were compared this way; ids are bench_encode's business.
 """
@@ -40,6 +41,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("kind", nargs="?", default="list", choices=("list", "numpy"), help="batch only")
     parser.add_argument("--corpus-dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "corpus")
     parser.add_argument("--start-mb", type=float, default=START_MB)
+    parser.add_argument("--fresh", action="store_true",
+                        help="no priming: each run starts from a cache that holds nothing, as a new process's first "
+                             "call does")
     return parser.parse_args()
 
 
@@ -67,9 +71,10 @@ def main() -> None:
             work.append((lambda docs=docs: batch(docs, num_threads=int(args.detail)), "".join(docs)))
     rates = []
     for run, text in work:
-        enc.set_piece_cache_bytes(0)        # emptied, then primed
+        enc.set_piece_cache_bytes(0)        # emptied, then primed (unless --fresh)
         enc.set_piece_cache_bytes(bound)
-        enc.encode_ordinary(priming)
+        if not args.fresh:
+            enc.encode_ordinary(priming)
         gc.collect()
         gc.disable()
         start = time.perf_counter()

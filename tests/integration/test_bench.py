@@ -216,6 +216,21 @@ def test_bench_encode_quick_runs_every_section_with_bytebpe_and_tiktoken_and_no_
         assert result["isolation"] == "none" and len(set(result["timing_pid"].values())) == 1
         # Slices of about --peer-mb each, after the --mb of the other sections and the 2 MB priming text.
         assert all(0.04e6 < size <= 0.05e6 for size in result["slice_bytes"])
+        # Every slice's rate is kept, in order, for the same-slice ratios (table 12).
+        per_slice = result["rates"]["bytebpe numpy primed"]["per_slice"]
+        assert len(per_slice) == len(result["slice_bytes"]) and max(per_slice) == pytest.approx(
+            result["rates"]["bytebpe numpy primed"]["mb_per_s"])
+
+
+def test_same_slice_ratios_divide_the_rates_slice_by_slice_then_take_the_median():
+    # The best-of tables can compare bytebpe's best slice with a peer's best, which on the multilingual corpus
+    # may be another language; table 12 divides the two rates of each slice.
+    result = {"rates": {"bytebpe numpy primed": {"mb_per_s": 200.0, "per_slice": [100.0, 50.0, 200.0]},
+                        "gigatoken numpy primed": {"mb_per_s": 100.0, "per_slice": [50.0, 100.0, 100.0]}}}
+    bench_encode = load_bench_encode()
+    assert bench_encode.same_slice_ratio(result, "gigatoken", "numpy", "primed") == "2.00 (0.50–2.00)"
+    assert bench_encode.same_slice_ratio(result, "gigatoken", "list", "primed") == ""      # not timed: an empty cell
+    assert bench_encode.same_slice_ratio(result, "quicktok", "numpy", "primed") == ""
 
 
 def test_bench_collector_times_list_batches_with_the_collector_on_after_checking_ids(data_dir, corpus_dir):

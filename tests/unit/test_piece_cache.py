@@ -279,15 +279,19 @@ def test_the_environment_variable_sets_the_default(data_dir):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_a_forked_child_starts_with_an_empty_working_cache(data_dir, tik):
-    enc = private_encoding(1 << 20)
+@pytest.mark.parametrize("max_bytes", [1 << 20, 4 << 20])     # malloc'd; whole huge pages, mapped
+def test_a_forked_child_starts_with_an_empty_working_cache(data_dir, tik, max_bytes):
+    enc = private_encoding(max_bytes)
     text = (WORD + OTHER) * 3
     enc.encode_ordinary(text)
     assert enc.piece_cache_info().entries > 0
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:    # the child: report and leave without running the parent's cleanup
-        ok = enc.piece_cache_info().entries == 0 and enc.encode_ordinary(text) == tik.encode_ordinary(text)
+        emptied = enc.piece_cache_info()
+        ok = emptied.entries == emptied.bytes == 0 and enc.encode_ordinary(text) == tik.encode_ordinary(text)
+        again = enc.piece_cache_info()
+        ok = ok and again.entries == 2 and again.bytes == again.max_bytes    # a table of its own, made anew
         os.write(write, b"1" if ok else b"0")
         os._exit(0)
     os.close(write)
