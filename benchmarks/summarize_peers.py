@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Issue 13's targets from several runs of bench_encode.py's peer sections, each figure the median over runs.
+"""Issue 13's or 37's targets from several runs of bench_encode.py's peer sections, each figure the median over
+runs.
 
 One run times each unseen slice once per library, one library after another in processes of their own, so
 a slow minute of the shared host lands on one library's cells only: on 2026-12-03 two runs 25 minutes apart
@@ -10,6 +11,11 @@ runs is printed, with the lowest and highest beside it.
     BYTEBPE_DATA_DIR=../shared/vocab python benchmarks/bench_encode.py --sections peers \\
         --encodings cl100k_base o200k_base --peers gigatoken quicktok --json run1.json   # and run2, run3 ...
     python benchmarks/summarize_peers.py run1.json run2.json run3.json
+    python benchmarks/summarize_peers.py --issue 37 run1.json run2.json run3.json
+
+Issue 37's figures come twice: as the tables print them (each library's best slice) and slice by slice (the
+median over the slices of bytebpe's rate ÷ the peer's on the same slice, table 12), since the best slices of
+the multilingual corpus can be different languages for the two libraries.
 """
 from __future__ import annotations
 
@@ -77,10 +83,39 @@ def targets(corpus: str, encoding: str) -> list[tuple[str, Figure, float]]:
     return listed
 
 
+def same_slice(result: dict[str, Any], key: str, reference: str) -> float | None:
+    """The median over the slices of bytebpe's rate ÷ the peer's on the same slice (None without per-slice
+    rates: runs from before 2026-12-05)."""
+    mine, theirs = result["rates"].get(key), result["rates"].get(reference)
+    if mine is None or theirs is None or not mine.get("per_slice") or not theirs.get("per_slice"):
+        return None
+    return statistics.median(a / b for a, b in zip(mine["per_slice"], theirs["per_slice"]))
+
+
+def targets_37(corpus: str, encoding: str) -> list[tuple[str, Figure, float]]:
+    """Issue 37: flat numpy and list output >= 1.25x gigatoken's on unseen text; the 2-thread flat batch
+    >= 1.8x bytebpe's own single thread."""
+    listed: list[tuple[str, Figure, float]] = []
+    for kind in ("numpy", "list"):
+        key, reference = f"bytebpe {kind} primed", f"gigatoken {kind} primed"
+        listed += [
+            (f"{kind} primed / gigatoken's, best slices",
+             lambda r, key=key, reference=reference: ratio(r, key, reference), 1.25),
+            (f"{kind} primed / gigatoken's, same slice",
+             lambda r, key=key, reference=reference: same_slice(r, key, reference), 1.25),
+        ]
+    listed += [("2-thread numpy batch / own 1-thread loop (fresh)", lambda r: r["scaling"]["numpy"], 1.8),
+               ("2-thread numpy batch / own 1-thread loop (primed)",
+                lambda r: r["scaling"].get("numpy_primed"), 1.8)]
+    return listed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="--json outputs of bench_encode.py")
+    parser.add_argument("--issue", type=int, choices=(13, 37), default=13, help="whose targets (default 13)")
     args = parser.parse_args()
+    chosen = targets_37 if args.issue == 37 else targets
     runs = [json.loads(path.read_text(encoding="utf-8"))["peers"] for path in args.runs]
     cells = sorted({(r["encoding"], r["corpus"]) for run in runs for r in run if r["encoding"] in ENCODINGS})
     print(f"Medians over {len(runs)} runs ({', '.join(str(path) for path in args.runs)}); "
@@ -89,7 +124,7 @@ def main() -> None:
     print("|---|---|---|---:|---:|---|---|")
     for encoding, corpus in cells:
         results = [r for run in runs for r in run if (r["encoding"], r["corpus"]) == (encoding, corpus)]
-        for name, figure, level in targets(corpus, encoding):
+        for name, figure, level in chosen(corpus, encoding):
             values = [v for v in (figure(r) for r in results) if v is not None]
             if not values:
                 continue

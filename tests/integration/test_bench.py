@@ -212,6 +212,7 @@ def test_bench_encode_quick_runs_every_section_with_bytebpe_and_tiktoken_and_no_
                     "tiktoken list fresh", "tiktoken numpy fresh", "tiktoken batch_list fresh"):
             assert result["rates"][key]["mb_per_s"] > 0
         assert result["scaling"]["turns"] == 1 and result["scaling"]["list"] > 0 and result["scaling"]["numpy"] > 0
+        assert result["scaling"]["numpy_primed"] > 0     # the same with the cache primed first
         # --quick times every library in this one process
         assert result["isolation"] == "none" and len(set(result["timing_pid"].values())) == 1
         # Slices of about --peer-mb each, after the --mb of the other sections and the 2 MB priming text.
