@@ -31,10 +31,10 @@
 // Memory: the table is allocated at the first store (a program that never merges a piece pays nothing),
 // on huge pages where it is a multiple of one, and never grows: its size is the largest power of two of
 // entries that fits the bound. Its pages are made resident (and zeroed by the kernel) at once, with one
-// call, not by the faults of stores landing at random: measured on a fresh cache of 4 MiB, encode calls of
-// 1 MB ran 5-8% faster on one thread and 8-14% on two (2026-12-05, benchmarks/README.md). The thread
-// that makes the table holds the mutex meanwhile; the stores of other threads are turned away instead of
-// waiting for it (a cache may always decline).
+// call, not by the faults of stores landing at random, which the threads of a batch waited on in turn
+// (benchmarks/README.md, "A fresh piece cache made resident at once"). The thread that makes the table
+// holds the mutex meanwhile; the stores of other threads are turned away instead of waiting for it (a
+// cache may always decline).
 //
 // Ownership. The cache keeps no pointer into anything it is given: bytes and ids are copied into its own
 // table. That memory belongs to the PieceCache object, which the Python wrapper owns; every encode call
