@@ -231,8 +231,8 @@ cdef enum:
 
 # The persistent piece cache's default bound, in bytes (BYTEBPE_PIECE_CACHE_BYTES overrides it; see
 # PieceCache and _piece_cache.h): 65,536 entries. A larger table holds only a little more of a corpus's
-# pieces and costs wall time even so: its pages are zeroed as they are first touched and its lines fall out
-# of the CPU's caches.
+# pieces and costs wall time even so: its pages are zeroed when the table is made and its lines fall out of
+# the CPU's caches.
 DEFAULT_PIECE_CACHE_BYTES = 4 * 1024 * 1024
 PIECE_CACHE_BYTES_ENV = "BYTEBPE_PIECE_CACHE_BYTES"
 
