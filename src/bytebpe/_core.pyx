@@ -1255,6 +1255,7 @@ cdef class _PrefixSearch:
     cdef vector[int32_t] fewest
     cdef const uint8_t* fewest_at
     cdef bint fewest_usable
+    cdef Py_ssize_t max_len     # the table's longest token, in bytes (at least 1: the divisor of the bounds)
     cdef vector[Rank] ids
 
     def __cinit__(self, MergeTable table not None, Scanner scanner not None, bint use_cache,
@@ -1268,6 +1269,7 @@ cdef class _PrefixSearch:
         self.pieces_counted = self.tokens_counted = 1
         self.fewest_at = NULL
         self.fewest_usable = all(table.byte_rank[b] != NO_RANK for b in range(256))
+        self.max_len = max(<Py_ssize_t>1, <Py_ssize_t>table.max_token_len)
         self.cache.counts = PieceCacheCounts(0, 0, 0, 0)
         self.cache.declined = False
         # Read with the GIL, which every build of the table holds: built once, never changed.
@@ -1308,8 +1310,8 @@ cdef class _PrefixSearch:
             slot = slots + (hashes[j] & self.table.mask)
             if (slot.head == heads[j]) & (slot.length == size) & (size <= 8):
                 tokens_out[j] = 1
-            elif (size + self.table.max_token_len - 1) // self.table.max_token_len > room:
-                tokens_out[j] = (size + self.table.max_token_len - 1) // self.table.max_token_len
+            elif (size + self.max_len - 1) // self.max_len > room:
+                tokens_out[j] = (size + self.max_len - 1) // self.max_len
             else:
                 tokens_out[j] = self.piece_tokens(text + end, size, n - end, hashes[j])
             end = ends[j]
@@ -1361,7 +1363,7 @@ cdef class _PrefixSearch:
         cdef Py_ssize_t ends[SCAN_BATCH]
         cdef Py_ssize_t piece_counts[SCAN_BATCH]
         cdef Py_ssize_t low, start, count, j, s, pos, fragment, landing, k
-        cdef Py_ssize_t max_len = max(<Py_ssize_t>1, <Py_ssize_t>self.table.max_token_len)
+        cdef Py_ssize_t max_len = self.max_len
         cdef vector[Py_ssize_t] starts, after    # Q, and C(q) for each (after[-1] = C(n) = 0 at n)
         cdef bint settled
         low = n - budget * max_len if budget < (n + max_len - 1) // max_len else 0
@@ -1463,7 +1465,7 @@ cdef class _PrefixSearch:
         The tokens that end at a byte are tried from the shortest; a token of 4 or more bytes holds every
         4 bytes of it, so the first 4 bytes that are in no token (the table's span grams) end the search."""
         cdef Py_ssize_t p, length, last, over
-        cdef Py_ssize_t max_len = self.table.max_token_len
+        cdef Py_ssize_t max_len = self.max_len
         cdef int32_t best
         cdef const uint64_t* grams
         cdef const uint8_t* at
@@ -1553,8 +1555,8 @@ cdef class _PrefixSearch:
             tail = self.piece_ends[j - 1] if j else 0
             room = budget - self.tokens[j]
             reach = n - tail
-            if room < reach // max(<Py_ssize_t>1, <Py_ssize_t>self.table.max_token_len):
-                reach = room * max(<Py_ssize_t>1, <Py_ssize_t>self.table.max_token_len)
+            if room < reach // self.max_len:
+                reach = room * self.max_len
             if n - tail >= LONG_TAIL and self.fewest_usable:
                 reach = min(reach, self.fewest_tokens(text, tail, n, room))
             if reach < n - tail:
