@@ -130,7 +130,15 @@ def test_the_corpora_are_cut_as_hf_cuts_them(name, corpus_dir, hf_splits):
     check_pieces(hf_splits, (corpus_dir / name).read_text(encoding="utf-8")[:1_000_000])
 
 
+# Most of the time here is HF's splitting (the oracle): CI's slow tier takes the next 4 million characters
+# after the fast tier's first million, the exhaustive tier the whole files.
 @pytest.mark.slow
+@pytest.mark.parametrize("name", ["english_prose.txt", "code.txt", "multilingual.txt"])
+def test_four_more_million_characters_of_the_corpora_are_cut_as_hf_cuts_them(name, corpus_dir, hf_splits):
+    check_pieces(hf_splits, (corpus_dir / name).read_text(encoding="utf-8")[1_000_000:5_000_000])
+
+
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("name", ["english_prose.txt", "code.txt", "multilingual.txt"])
 def test_the_whole_corpora_are_cut_as_hf_cuts_them(name, corpus_dir, hf_splits):
     check_pieces(hf_splits, (corpus_dir / name).read_text(encoding="utf-8"))

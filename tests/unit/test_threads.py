@@ -1,6 +1,7 @@
 """Batches and threads: results equal a serial loop, in order, and a long encode does not hold the GIL."""
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -168,18 +169,24 @@ def test_a_flat_batch_larger_than_a_round_is_encoded_round_by_round(corpus_dir, 
 @pytest.mark.skipif(batching.pool_size() < 2, reason="needs two usable cores for two workers")
 def test_a_ctrl_c_during_a_flat_batch_stops_it_and_leaves_the_encoding_usable(corpus_dir, data_dir):
     # The calling thread runs signal handlers between its groups: the KeyboardInterrupt comes out of the
-    # batch (not after it), the pool thread starts no further group, and nothing is left running.
-    import _thread
+    # batch (not after it), the pool thread starts no further group, and nothing is left running. The
+    # signal comes from a kernel timer, as a Ctrl-C comes from the terminal: a Python thread sending it
+    # would first need the GIL, and under ASan it waited for it past the end of the batch.
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
 
     enc = bytebpe.get_encoding("cl100k_base")
     texts = documents(corpus_dir, 400) * 60      # 44 MB of UTF-8: far longer than the 50 ms before the signal
-    timer = threading.Timer(0.05, _thread.interrupt_main)
-    timer.start()
-    started = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt):
-        enc.encode_batch_to_numpy(texts, num_threads=2)
-    timer.join()
-    assert time.perf_counter() - started < 1.0
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        started = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        with pytest.raises(KeyboardInterrupt):
+            enc.encode_batch_to_numpy(texts, num_threads=2)
+        assert time.perf_counter() - started < 1.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
     small = texts[:200]
     assert flat_lists(*enc.encode_batch_to_numpy(small, num_threads=2)) == enc.encode_ordinary_batch(small)
 
