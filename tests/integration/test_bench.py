@@ -234,6 +234,30 @@ def test_same_slice_ratios_divide_the_rates_slice_by_slice_then_take_the_median(
     assert bench_encode.same_slice_ratio(result, "quicktok", "numpy", "primed") == ""
 
 
+def test_a_primed_run_is_primed_through_the_call_it_times():
+    # gigatoken's tiktoken wrapper (list) and its Tokenizer (numpy) keep separate caches: priming one and
+    # timing the other timed a cold cache. Each kind is primed by its own call, batches on documents.
+    bench_encode = load_bench_encode()
+    calls: list[tuple[str, object]] = []
+
+    def record(kind):
+        return lambda obj, item: calls.append((kind, item))
+
+    peer = bench_encode.Peer("two caches", "1", object, record("list"), record("numpy"), record("batch_list"),
+                             record("batch_numpy"), primed=True)
+    priming = "a line of priming text\n" * 500
+    for kind, timed in (("list", "x"), ("numpy", "x"), ("batch_list", ["x"]), ("batch_numpy", ["x"])):
+        calls.clear()
+        bench_encode.time_fresh_runs(peer, kind, [timed], [1], priming)
+        assert [call[0] for call in calls] == [kind, kind]
+        primed_with = calls[0][1]
+        if kind.startswith("batch"):
+            assert len(primed_with) > 1 and "".join(primed_with) == priming
+        else:
+            assert primed_with == priming
+        assert calls[1][1] == timed
+
+
 def test_bench_collector_times_list_batches_with_the_collector_on_after_checking_ids(data_dir, corpus_dir):
     pytest.importorskip("tiktoken")
     finished = subprocess.run(
