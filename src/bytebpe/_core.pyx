@@ -1676,9 +1676,10 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
 
     Pieces come SCAN_BATCH at a time, in three passes, because every lookup is a random read of a table
     larger than the CPU's nearer caches and a read waited for stalls the loop: the first pass hashes every
-    piece and prefetches its slot in the token table; the second finds the pieces that are whole tokens
-    (their slots mostly arrived meanwhile) and prefetches, for each piece that is not, the cache entry the
-    third pass will read first; the third appends the tokens' ids in runs and merges the other pieces
+    piece and prefetches its slot in the token table; the second finds the pieces that are tokens of up to 8
+    bytes in their home slot (their slots mostly arrived meanwhile), without a branch, and lists the others,
+    which it then looks up in full, prefetching for each that is no token the cache entry the third pass
+    will read first; the third, over that list, appends the tokens' ids in runs and merges the other pieces
     through the caches.
 
     A piece to merge of up to PIECE_CACHE_MAX_PIECE bytes is looked for in the persistent cache `pieces`
@@ -1691,7 +1692,10 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
     cdef Rank ranks[SCAN_BATCH]
     cdef uint64_t heads[SCAN_BATCH]
     cdef uint64_t hashes[SCAN_BATCH]
-    cdef Py_ssize_t start = 0, end, count, k, size, run
+    # The batch's pieces that are not a token of up to 8 bytes found in its home slot, by index.
+    cdef uint32_t other[SCAN_BATCH]
+    cdef Py_ssize_t start = 0, end, count, k, j, size, run, others
+    cdef bint found
     cdef bint persist
     # Pieces of every script go to the persistent cache in calls (or batch groups) of up to
     # MULTIBYTE_PERSIST_MAX_CALL_BYTES; in larger ones, those ending in a multi-byte character go to the
@@ -1712,25 +1716,32 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
             __builtin_prefetch(slots + (hashes[k] & table.mask))
             end = piece_ends[k]
         end = start
+        others = 0
         for k in range(count):
             size = piece_ends[k] - end
-            # Most pieces are tokens of up to 8 bytes in their home slot: one test, with no branch on the length
-            # (lengths vary at random; the branches by length mispredicted).
+            # Most pieces are tokens of up to 8 bytes in their home slot: one test, and no branch at all. Lengths
+            # vary at random, and so do the pieces that fail the test (in English about one in eight): a branch
+            # on either mispredicted. Those are listed and looked up in the loop below.
             slot = slots + (hashes[k] & table.mask)
-            if (slot.head == heads[k]) & (slot.length == size) & (size <= 8):
-                ranks[k] = slot.rank_plus_one - 1
-            elif size <= table.max_token_len:     # a longer token, one displaced from its home slot, or none
+            found = (slot.head == heads[k]) & (slot.length == size) & (size <= 8)
+            ranks[k] = (slot.rank_plus_one - 1) | (<Rank>found - 1)      # NO_RANK unless found
+            other[others] = <uint32_t>k
+            others += not found
+            end = piece_ends[k]
+        for j in range(others):     # a longer token, one displaced from its home slot, or none
+            k = other[j]
+            end = piece_ends[k - 1] if k else start
+            size = piece_ends[k] - end
+            if size <= table.max_token_len:
                 ranks[k] = table.rank_of_hashed(data + end, size, heads[k], hashes[k])
                 if ranks[k] == NO_RANK and size >= 3:
                     if pieces != NULL and _piece_cacheable(data + end, size, any_script):
                         pieces.prefetch(hashes[k])
                     elif not cache.slots.empty():
                         __builtin_prefetch(&cache.slots[hashes[k] & cache.mask])
-            else:
-                ranks[k] = NO_RANK
-            end = piece_ends[k]
         run = 0     # ranks[run:k] are whole tokens not yet appended
-        for k in range(count):
+        for j in range(others):     # (the pieces not listed there are tokens)
+            k = other[j]
             if ranks[k] != NO_RANK:
                 continue
             if run < k:
