@@ -1692,9 +1692,10 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
     cdef Rank ranks[SCAN_BATCH]
     cdef uint64_t heads[SCAN_BATCH]
     cdef uint64_t hashes[SCAN_BATCH]
-    # The batch's pieces that are not a token of up to 8 bytes found in its home slot, by index.
+    # The batch's pieces that are not a token of up to 8 bytes found in its home slot, by index; then, of
+    # those, the pieces that are no token.
     cdef uint32_t other[SCAN_BATCH]
-    cdef Py_ssize_t start = 0, end, count, k, j, size, run, others
+    cdef Py_ssize_t start = 0, end, count, k, j, size, run, others, merges
     cdef bint found
     cdef bint persist
     # Pieces of every script go to the persistent cache in calls (or batch groups) of up to
@@ -1728,6 +1729,7 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
             other[others] = <uint32_t>k
             others += not found
             end = piece_ends[k]
+        merges = 0
         for j in range(others):     # a longer token, one displaced from its home slot, or none
             k = other[j]
             end = piece_ends[k - 1] if k else start
@@ -1739,11 +1741,11 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
                         pieces.prefetch(hashes[k])
                     elif not cache.slots.empty():
                         __builtin_prefetch(&cache.slots[hashes[k] & cache.mask])
+            other[merges] = <uint32_t>k      # the list keeps the pieces that are no token, in order
+            merges += ranks[k] == NO_RANK
         run = 0     # ranks[run:k] are whole tokens not yet appended
-        for j in range(others):     # (the pieces not listed there are tokens)
+        for j in range(merges):
             k = other[j]
-            if ranks[k] != NO_RANK:
-                continue
             if run < k:
                 out.insert(out.end(), ranks + run, ranks + k)
             run = k + 1
