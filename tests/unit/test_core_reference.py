@@ -152,6 +152,28 @@ def test_whole_pipeline_equals_regex_split_then_reference(text, seed):
     assert enc.decode(expected) == text
 
 
+# Words that make pieces of every kind the fused loop sorts: short tokens, longer ones, pieces that are no
+# token (merged, then cache hits), pieces longer than any token, apostrophes and other scripts.
+BATCH_WORDS = ["a", " a", " ab", "abc", " abcab", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", " é日", "'s", "1234567",
+               "\n", "  ", " c", "cabbage", " 😀😀"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(words=st.lists(st.sampled_from(BATCH_WORDS), min_size=_core.SCAN_BATCH, max_size=4 * _core.SCAN_BATCH),
+       seed=st.integers(0, 2**32 - 1))
+def test_texts_of_several_scan_batches_equal_the_reference_as_lists_and_arrays(words, seed):
+    # The fused loop takes SCAN_BATCH pieces at a time and, within a batch, lists the pieces that are not a
+    # short token in their home slot, then of those the ones that are no token: batches of every mix, ids
+    # appended in order across the batches' ends.
+    ranks = random_merge_table(seed, 200, "ab c'\n1é日😀".encode(), inverted=seed % 2 == 0)
+    enc = Encoding("random", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    text = "".join(words)
+    expected = [
+        rank for piece in regex.findall(CL100K_PATTERN, text) for rank in bpe_encode_piece(piece.encode(), ranks)]
+    assert enc.encode_ordinary(text) == expected
+    assert enc.encode_to_numpy(text).tolist() == expected
+
+
 @pytest.mark.parametrize("n", range(1, 17))
 def test_the_head_word_of_a_piece_is_its_first_bytes_zero_padded_both_ways_it_is_read(n):
     # The table is built with `_head_word` (reads only the piece) and the fused loop looks pieces up with
