@@ -43,6 +43,9 @@ import bytebpe
 from bytebpe.pretokenizer import compile_pattern
 from bytebpe.registry import ENCODING_SPECS
 
+sys.path.insert(0, str(Path(__file__).parent))
+from summarize_peers import slice_ratios  # noqa: E402  (its neighbour: reads JSON, loads nothing)
+
 # Official download address of each vocabulary file, by file name: tiktoken names a cache entry after the
 # sha1 of the address (tiktoken/load.py). Taken from bytebpe's registry, as tests/conftest.py does.
 VOCAB_URLS = {file.filename: file.url for spec in ENCODING_SPECS.values() for file in spec.files}
@@ -1194,10 +1197,9 @@ SAME_SLICE_COLUMNS = (("numpy", "primed"), ("list", "primed"), ("batch_numpy", "
 
 def same_slice_ratio(r: dict[str, Any], peer: str, kind: str, variant: str) -> str:
     """bytebpe's MB/s ÷ the peer's on each slice both timed: "median (lowest–highest)", or "" when absent."""
-    ours, theirs = r["rates"].get(f"bytebpe {kind} {variant}"), r["rates"].get(f"{peer} {kind} {variant}")
-    if ours is None or theirs is None or not ours.get("per_slice") or not theirs.get("per_slice"):
+    ratios = slice_ratios(r, f"bytebpe {kind} {variant}", f"{peer} {kind} {variant}")
+    if not ratios:
         return ""
-    ratios = [a / b for a, b in zip(ours["per_slice"], theirs["per_slice"])]
     return f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
 
 

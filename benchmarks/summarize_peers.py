@@ -83,13 +83,19 @@ def targets(corpus: str, encoding: str) -> list[tuple[str, Figure, float]]:
     return listed
 
 
-def same_slice(result: dict[str, Any], key: str, reference: str) -> float | None:
-    """The median over the slices of bytebpe's rate ÷ the peer's on the same slice (None without per-slice
-    rates: runs from before 2026-12-05)."""
+def slice_ratios(result: dict[str, Any], key: str, reference: str) -> list[float] | None:
+    """Rate `key` ÷ rate `reference` on each slice both timed (bench_encode's table 12 prints them too), or
+    None without per-slice rates (runs from before 2026-12-05, or a kind not timed)."""
     mine, theirs = result["rates"].get(key), result["rates"].get(reference)
     if mine is None or theirs is None or not mine.get("per_slice") or not theirs.get("per_slice"):
         return None
-    return statistics.median(a / b for a, b in zip(mine["per_slice"], theirs["per_slice"]))
+    return [a / b for a, b in zip(mine["per_slice"], theirs["per_slice"])]
+
+
+def same_slice(result: dict[str, Any], key: str, reference: str) -> float | None:
+    """The median over the slices of bytebpe's rate ÷ the peer's on the same slice."""
+    ratios = slice_ratios(result, key, reference)
+    return statistics.median(ratios) if ratios else None
 
 
 def targets_37(corpus: str, encoding: str) -> list[tuple[str, Figure, float]]:
