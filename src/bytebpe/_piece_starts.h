@@ -35,13 +35,28 @@
  * to its first hard byte, and not inside a whitespace run that reaches that limit (or the window's end,
  * where `\s++$` might also apply). The caller resumes at the last certain start.
  *
- * SSE2 is part of x86-64, so no CPU check is needed; elsewhere a byte loop fills the same masks.
+ * CLASSIFYING. SSE2 is part of x86-64, so it needs no CPU check; elsewhere a byte loop fills the same masks.
+ * On x86-64 built by gcc or clang, AVX2 (two 32-byte halves) and AVX-512BW (the whole block in one
+ * register, each class one compare straight into a 64-bit mask) variants are compiled too, each in a
+ * function of its own for its instruction set; `bytebpe_block_isa` says which one runs, chosen once from
+ * the CPU (bytebpe_block_isa_init) and settable for tests, which check every variant against the others.
+ * Only the classifying differs: the rules below are the same code for every variant.
  */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define BYTEBPE_WIDE_BLOCKS 1
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+/* The rules are inlined into each variant, with the pattern's rules constant in each case. */
+#define BYTEBPE_INLINE static inline __attribute__((always_inline))
+#else
+#define BYTEBPE_INLINE static inline
 #endif
 
 typedef struct {
@@ -113,10 +128,66 @@ static inline void bytebpe_classify64(const uint8_t* s, bytebpe_ascii_masks* m) 
 #endif
 }
 
+#if BYTEBPE_WIDE_BLOCKS
+/* bytebpe_classify64 with AVX2: two 32-byte halves, the same range tests as SSE2's. */
+__attribute__((target("avx2"))) static inline void bytebpe_classify64_avx2(const uint8_t* s,
+                                                                            bytebpe_ascii_masks* m) {
+    const __m256i fold = _mm256_set1_epi8(0x20);
+    const __m256i letter_shift = _mm256_set1_epi8((char)(0x61 + 0x80));
+    const __m256i digit_shift = _mm256_set1_epi8((char)(0x30 + 0x80));
+    const __m256i ctrl_shift = _mm256_set1_epi8((char)(0x09 + 0x80));
+    const __m256i below_26 = _mm256_set1_epi8((char)(26 - 128));
+    const __m256i below_10 = _mm256_set1_epi8((char)(10 - 128));
+    const __m256i below_5 = _mm256_set1_epi8((char)(5 - 128));
+    const __m256i space = _mm256_set1_epi8(0x20);
+    const __m256i cr = _mm256_set1_epi8(0x0D);
+    const __m256i lf = _mm256_set1_epi8(0x0A);
+    const __m256i quote = _mm256_set1_epi8(0x27);
+    const __m256i slash = _mm256_set1_epi8(0x2F);
+    m->letter = m->lower = m->slash = m->digit = m->space = m->newline = m->white = m->hard = 0;
+    for (int half = 0; half < 2; half++) {
+        __m256i v = _mm256_loadu_si256((const __m256i*)(s + 32 * half));
+        /* As in SSE2: signed compares below `width - 128` after shifting the range's base to -128. */
+        __m256i letter = _mm256_cmpgt_epi8(below_26, _mm256_sub_epi8(_mm256_or_si256(v, fold), letter_shift));
+        __m256i lower = _mm256_cmpgt_epi8(below_26, _mm256_sub_epi8(v, letter_shift));
+        __m256i digit = _mm256_cmpgt_epi8(below_10, _mm256_sub_epi8(v, digit_shift));
+        __m256i is_space = _mm256_cmpeq_epi8(v, space);
+        __m256i newline = _mm256_or_si256(_mm256_cmpeq_epi8(v, cr), _mm256_cmpeq_epi8(v, lf));
+        __m256i white = _mm256_or_si256(is_space, _mm256_cmpgt_epi8(below_5, _mm256_sub_epi8(v, ctrl_shift)));
+        int shift = 32 * half;
+        m->letter |= (uint64_t)(uint32_t)_mm256_movemask_epi8(letter) << shift;
+        m->lower |= (uint64_t)(uint32_t)_mm256_movemask_epi8(lower) << shift;
+        m->slash |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, slash)) << shift;
+        m->digit |= (uint64_t)(uint32_t)_mm256_movemask_epi8(digit) << shift;
+        m->space |= (uint64_t)(uint32_t)_mm256_movemask_epi8(is_space) << shift;
+        m->newline |= (uint64_t)(uint32_t)_mm256_movemask_epi8(newline) << shift;
+        m->white |= (uint64_t)(uint32_t)_mm256_movemask_epi8(white) << shift;
+        m->hard |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_or_si256(v, _mm256_cmpeq_epi8(v, quote)))
+                   << shift;
+    }
+}
+
+/* bytebpe_classify64 with AVX-512BW: the 64 bytes in one register, each class an unsigned range compare
+ * straight into a mask register. */
+__attribute__((target("avx512f,avx512bw"))) static inline void bytebpe_classify64_avx512(const uint8_t* s,
+                                                                                          bytebpe_ascii_masks* m) {
+    const __m512i v = _mm512_loadu_si512((const void*)s);
+    m->letter = _mm512_cmplt_epu8_mask(
+        _mm512_sub_epi8(_mm512_or_si512(v, _mm512_set1_epi8(0x20)), _mm512_set1_epi8(0x61)), _mm512_set1_epi8(26));
+    m->lower = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8(0x61)), _mm512_set1_epi8(26));
+    m->slash = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(0x2F));
+    m->digit = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8(0x30)), _mm512_set1_epi8(10));
+    m->space = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(0x20));
+    m->newline = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(0x0D)) | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(0x0A));
+    m->white = m->space | _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8(0x09)), _mm512_set1_epi8(5));
+    m->hard = _mm512_movepi8_mask(v) | _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(0x27));
+}
+#endif
+
 /* Spread every bit of `seed` downward (to lower positions) through the contiguous set bits of `within`
  * that hold it: the result has bit j when j is in `within` and some seed bit lies at or above j in the
  * same run. Six doubling steps instead of a loop over the run. */
-static inline uint64_t bytebpe_smear_down(uint64_t seed, uint64_t within) {
+BYTEBPE_INLINE uint64_t bytebpe_smear_down(uint64_t seed, uint64_t within) {
     uint64_t reach = seed & within;
     uint64_t run = within;
     for (int shift = 1; shift < 64; shift <<= 1) {
@@ -128,7 +199,7 @@ static inline uint64_t bytebpe_smear_down(uint64_t seed, uint64_t within) {
 
 /* The same upward (to higher positions): bit j when j is in `within` and a seed bit lies at or below j in
  * the same run. */
-static inline uint64_t bytebpe_smear_up(uint64_t seed, uint64_t within) {
+BYTEBPE_INLINE uint64_t bytebpe_smear_up(uint64_t seed, uint64_t within) {
     uint64_t reach = seed & within;
     uint64_t run = within;
     for (int shift = 1; shift < 64; shift <<= 1) {
@@ -140,7 +211,7 @@ static inline uint64_t bytebpe_smear_up(uint64_t seed, uint64_t within) {
 
 /* Of `starts`, those that are certain: below the first hard byte, and not inside a whitespace run (`white`)
  * that reaches it or the window's end. */
-static inline uint64_t bytebpe_certain_starts(uint64_t starts, uint64_t white, uint64_t hard) {
+BYTEBPE_INLINE uint64_t bytebpe_certain_starts(uint64_t starts, uint64_t white, uint64_t hard) {
     unsigned limit = hard ? (unsigned)__builtin_ctzll(hard) : 64;
     uint64_t trusted = limit == 64 ? ~0ULL : (1ULL << limit) - 1;
     if (limit > 0 && (white >> (limit - 1)) & 1) {
@@ -153,13 +224,14 @@ static inline uint64_t bytebpe_certain_starts(uint64_t starts, uint64_t white, u
     return starts & trusted;
 }
 
-/* The certain piece starts in s[0:64] (bit 0, the window's start, always among them) of cl100k's pattern,
- * or of o200k's when `o200k` is set, with digit runs cut every `digits` digits (3: `\p{N}{1,3}`; 1: `\p{N}`;
- * 0: `\p{N}+`, never); and in `*hard` the mask of hard bytes. The caller guarantees that a piece starts at
- * s[0]. (Inlined into the wrappers below, so `o200k` and `digits` are constants.) */
-static inline uint64_t bytebpe_block_starts(const uint8_t* s, uint64_t* hard, int o200k, int digits) {
-    bytebpe_ascii_masks m;
-    bytebpe_classify64(s, &m);
+/* The certain piece starts in the 64 bytes classed in `m` (bit 0, the window's start, always among them) of
+ * cl100k's pattern, or of o200k's when `o200k` is set, with digit runs cut every `digits` digits (3:
+ * `\p{N}{1,3}`; 1: `\p{N}`; 0: `\p{N}+`, never); and in `*hard` the mask of hard bytes. The caller
+ * guarantees that a piece starts at byte 0. (Inlined into bytebpe_rules_starts_of, so `o200k` and `digits`
+ * are constants.) */
+BYTEBPE_INLINE uint64_t bytebpe_block_starts(const bytebpe_ascii_masks* masks, uint64_t* hard, int o200k,
+                                            int digits) {
+    const bytebpe_ascii_masks m = *masks;
     const uint64_t L = m.letter, D = m.digit, S = m.space, N = m.newline, W = m.white;
     const uint64_t T = W & ~S & ~N;
     const uint64_t O = ~(L | D | W | m.hard);
@@ -207,23 +279,14 @@ static inline uint64_t bytebpe_block_starts(const uint8_t* s, uint64_t* hard, in
     return bytebpe_certain_starts(starts, W, m.hard);
 }
 
-static inline uint64_t bytebpe_cl100k_starts(const uint8_t* s, uint64_t* hard) {
-    return bytebpe_block_starts(s, hard, 0, 3);
-}
-
-static inline uint64_t bytebpe_o200k_starts(const uint8_t* s, uint64_t* hard) {
-    return bytebpe_block_starts(s, hard, 1, 3);
-}
-
 /* The same for r50k's pattern (gpt2, r50k_base, p50k_base, p50k_edit), whose rules are simpler: every piece
  * but whitespace is an optional space and a run of one class, and line breaks are whitespace like any other.
  *   '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
  * - a letter, digit or O starts a piece unless it continues a run of its class or follows a space (the
  *   last character of a whitespace run before a non-space starts a piece; a space takes the run after it);
  * - a whitespace run starts a piece at its first character and at its last when a non-space follows. */
-static inline uint64_t bytebpe_r50k_starts(const uint8_t* s, uint64_t* hard) {
-    bytebpe_ascii_masks m;
-    bytebpe_classify64(s, &m);
+BYTEBPE_INLINE uint64_t bytebpe_r50k_starts(const bytebpe_ascii_masks* masks, uint64_t* hard) {
+    const bytebpe_ascii_masks m = *masks;
     const uint64_t L = m.letter, D = m.digit, S = m.space, W = m.white;
     const uint64_t O = ~(L | D | W | m.hard);
     const uint64_t after_space = S << 1;
@@ -240,16 +303,86 @@ enum {
     BYTEBPE_BLOCKS_CL100K_ANY, BYTEBPE_BLOCKS_O200K, BYTEBPE_BLOCKS_O200K_1, BYTEBPE_BLOCKS_O200K_ANY,
 };
 
-/* The certain starts in s[0:64] of the block rules `rules` (not BYTEBPE_BLOCKS_NONE); the suffix says how
- * digit runs are cut: none, every third digit; _1, every digit; _ANY, never. */
-static inline uint64_t bytebpe_rules_starts(int rules, const uint8_t* s, uint64_t* hard) {
+/* The certain starts in the 64 bytes classed in `m` under the block rules `rules` (not BYTEBPE_BLOCKS_NONE);
+ * the suffix says how digit runs are cut: none, every third digit; _1, every digit; _ANY, never. */
+BYTEBPE_INLINE uint64_t bytebpe_rules_starts_of(int rules, const bytebpe_ascii_masks* m, uint64_t* hard) {
     switch (rules) {
-    case BYTEBPE_BLOCKS_R50K: return bytebpe_r50k_starts(s, hard);
-    case BYTEBPE_BLOCKS_CL100K: return bytebpe_block_starts(s, hard, 0, 3);
-    case BYTEBPE_BLOCKS_CL100K_1: return bytebpe_block_starts(s, hard, 0, 1);
-    case BYTEBPE_BLOCKS_CL100K_ANY: return bytebpe_block_starts(s, hard, 0, 0);
-    case BYTEBPE_BLOCKS_O200K: return bytebpe_block_starts(s, hard, 1, 3);
-    case BYTEBPE_BLOCKS_O200K_1: return bytebpe_block_starts(s, hard, 1, 1);
-    default: return bytebpe_block_starts(s, hard, 1, 0);
+    case BYTEBPE_BLOCKS_R50K: return bytebpe_r50k_starts(m, hard);
+    case BYTEBPE_BLOCKS_CL100K: return bytebpe_block_starts(m, hard, 0, 3);
+    case BYTEBPE_BLOCKS_CL100K_1: return bytebpe_block_starts(m, hard, 0, 1);
+    case BYTEBPE_BLOCKS_CL100K_ANY: return bytebpe_block_starts(m, hard, 0, 0);
+    case BYTEBPE_BLOCKS_O200K: return bytebpe_block_starts(m, hard, 1, 3);
+    case BYTEBPE_BLOCKS_O200K_1: return bytebpe_block_starts(m, hard, 1, 1);
+    default: return bytebpe_block_starts(m, hard, 1, 0);
     }
+}
+
+/* The instruction sets that can class a block (see CLASSIFYING above). */
+enum { BYTEBPE_ISA_PORTABLE, BYTEBPE_ISA_AVX2, BYTEBPE_ISA_AVX512, BYTEBPE_ISA_COUNT };
+
+/* Whether this CPU (and build) can run variant `isa`. */
+static inline int bytebpe_block_isa_supported(int isa) {
+    if (isa == BYTEBPE_ISA_PORTABLE)
+        return 1;
+#if BYTEBPE_WIDE_BLOCKS
+    __builtin_cpu_init();
+    if (isa == BYTEBPE_ISA_AVX2)
+        return __builtin_cpu_supports("avx2");
+    if (isa == BYTEBPE_ISA_AVX512)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+#endif
+    return 0;
+}
+
+/* The variant blocks are classed with (one per module that includes this header: _pretokenize's). */
+static int bytebpe_block_isa = BYTEBPE_ISA_PORTABLE;
+
+/* The widest variant this CPU runs. */
+static inline int bytebpe_block_isa_best(void) {
+    int isa = BYTEBPE_ISA_COUNT - 1;
+    while (!bytebpe_block_isa_supported(isa))
+        isa--;
+    return isa;
+}
+
+static uint64_t bytebpe_rules_starts_portable(int rules, const uint8_t* s, uint64_t* hard) {
+    bytebpe_ascii_masks m;
+    bytebpe_classify64(s, &m);
+    return bytebpe_rules_starts_of(rules, &m, hard);
+}
+
+#if BYTEBPE_WIDE_BLOCKS
+__attribute__((target("avx2"))) static uint64_t bytebpe_rules_starts_avx2(int rules, const uint8_t* s,
+                                                                          uint64_t* hard) {
+    bytebpe_ascii_masks m;
+    bytebpe_classify64_avx2(s, &m);
+    return bytebpe_rules_starts_of(rules, &m, hard);
+}
+
+__attribute__((target("avx512f,avx512bw"))) static uint64_t bytebpe_rules_starts_avx512(int rules, const uint8_t* s,
+                                                                                        uint64_t* hard) {
+    bytebpe_ascii_masks m;
+    bytebpe_classify64_avx512(s, &m);
+    return bytebpe_rules_starts_of(rules, &m, hard);
+}
+#endif
+
+/* The certain starts in s[0:64] under the block rules `rules`, classed by variant `isa` (supported). */
+static inline uint64_t bytebpe_rules_starts_with(int isa, int rules, const uint8_t* s, uint64_t* hard) {
+#if BYTEBPE_WIDE_BLOCKS
+    if (isa == BYTEBPE_ISA_AVX512)
+        return bytebpe_rules_starts_avx512(rules, s, hard);
+    if (isa == BYTEBPE_ISA_AVX2)
+        return bytebpe_rules_starts_avx2(rules, s, hard);
+#endif
+    (void)isa;
+    return bytebpe_rules_starts_portable(rules, s, hard);
+}
+
+/* The same with the variant in use. */
+static inline uint64_t bytebpe_rules_starts(int rules, const uint8_t* s, uint64_t* hard) {
+    /* The text 1 KiB ahead: converted at the call's start, it has mostly left the nearer caches by the time
+     * a block reaches it (the tables read meanwhile pushed it out), and the first load of a block waited. */
+    __builtin_prefetch(s + 1024);
+    return bytebpe_rules_starts_with(bytebpe_block_isa, rules, s, hard);
 }

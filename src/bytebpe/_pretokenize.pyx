@@ -67,15 +67,17 @@ cdef extern from "_ascii_runs.h":
     size_t bytebpe_byte_run(const uint8_t* s, size_t i, size_t n, uint8_t byte) noexcept nogil
 
 cdef extern from "_piece_starts.h":
-    uint64_t bytebpe_cl100k_starts(const uint8_t* s, uint64_t* hard) noexcept nogil
-    uint64_t bytebpe_o200k_starts(const uint8_t* s, uint64_t* hard) noexcept nogil
-    uint64_t bytebpe_r50k_starts(const uint8_t* s, uint64_t* hard) noexcept nogil
     uint64_t bytebpe_rules_starts(int rules, const uint8_t* s, uint64_t* hard) noexcept nogil
+    uint64_t bytebpe_rules_starts_with(int isa, int rules, const uint8_t* s, uint64_t* hard) noexcept nogil
+    int bytebpe_block_isa_supported(int isa) noexcept nogil
+    int bytebpe_block_isa_best() noexcept nogil
+    int bytebpe_block_isa
     enum:
         BYTEBPE_BLOCKS_NONE
         BYTEBPE_BLOCKS_R50K
         BYTEBPE_BLOCKS_CL100K
         BYTEBPE_BLOCKS_O200K
+        BYTEBPE_ISA_COUNT
     unsigned bytebpe_ctz64 "__builtin_ctzll"(uint64_t x) noexcept nogil
     unsigned bytebpe_clz64 "__builtin_clzll"(uint64_t x) noexcept nogil
 
@@ -115,6 +117,44 @@ cdef bint _block_classes_match():
 # it runs only when they are the table's (the tests require that it runs).
 cdef bint BLOCK_SCAN = _block_classes_match()
 BLOCK_SCAN_ENABLED = bool(BLOCK_SCAN)
+
+# The instruction sets a block's bytes can be classed with (_piece_starts.h, "CLASSIFYING"), by the names
+# `block_isas` and `set_block_isa` use; the widest the CPU runs is in use from import on.
+BLOCK_ISAS = ("portable", "avx2", "avx512")
+bytebpe_block_isa = bytebpe_block_isa_best()
+
+
+def block_isas():
+    """The names of the instruction sets this CPU and build can class blocks with, narrowest first."""
+    return [name for isa, name in enumerate(BLOCK_ISAS) if bytebpe_block_isa_supported(isa)]
+
+
+def set_block_isa(name):
+    """Class blocks with instruction set `name` (one of block_isas()) from now on; returns the one in use
+    before. For tests and measurements, which compare the variants: call it while no encode runs."""
+    if name not in block_isas():
+        raise ValueError(f"block classing with {name!r} is not available here; choose from {block_isas()}")
+    global bytebpe_block_isa
+    previous = BLOCK_ISAS[bytebpe_block_isa]
+    bytebpe_block_isa = BLOCK_ISAS.index(name)
+    return previous
+
+
+def block_starts(bytes block not None, str rules, str isa):
+    """(starts, hard) of the 64-byte `block` under block rules `rules` (a name of
+    pattern_compiler.BLOCK_RULES other than "none"), classed with instruction set `isa`: the certain piece
+    starts and the hard bytes as bit masks (bit j is byte j). For tests, which compare every variant."""
+    if len(block) != BLOCK_BYTES:
+        raise ValueError(f"a block is {BLOCK_BYTES} bytes, got {len(block)}")
+    if isa not in block_isas():
+        raise ValueError(f"block classing with {isa!r} is not available here; choose from {block_isas()}")
+    index = pattern_compiler.BLOCK_RULES.index(rules)
+    if index == BYTEBPE_BLOCKS_NONE:
+        raise ValueError("rules 'none' has no block starts")
+    cdef uint64_t hard = 0
+    cdef uint64_t starts = bytebpe_rules_starts_with(BLOCK_ISAS.index(isa), index, <const uint8_t*>block, &hard)
+    return starts, hard
+
 
 # The tiktoken release whose regex engine the class tables were read off.
 TIKTOKEN_VERSION = BYTEBPE_TIKTOKEN_VERSION.decode("ascii")
@@ -586,14 +626,7 @@ cdef Py_ssize_t _scan_by_blocks(const ScanSpec* spec, const uint8_t* s, Py_ssize
     while start < n and count < capacity:
         # (The first eight bytes hold a non-ASCII one: a block could not go far, so it is not tried.)
         if start >= scalar_until and start + BLOCK_BYTES <= n and not (_load64(s + start) & 0x8080808080808080ULL):
-            if kind == O200K:
-                starts = bytebpe_o200k_starts(s + start, &hard)
-            elif kind == CL100K:
-                starts = bytebpe_cl100k_starts(s + start, &hard)
-            elif kind == R50K:
-                starts = bytebpe_r50k_starts(s + start, &hard)
-            else:
-                starts = bytebpe_rules_starts(rules, s + start, &hard)
+            starts = bytebpe_rules_starts(rules, s + start, &hard)
             starts &= ~1ULL     # bit 0 is `start` itself
             if starts:
                 if hard:

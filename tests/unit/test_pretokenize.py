@@ -19,7 +19,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bytebpe import _pretokenize, patterns
+from bytebpe import _pretokenize, pattern_compiler, patterns
 from bytebpe._pretokenize import PatternKind, Scanner
 
 from .. import tiktoken_probe as probe
@@ -202,9 +202,59 @@ def test_the_block_scan_is_on():
     assert _pretokenize.BLOCK_SCAN_ENABLED
 
 
+# A block's bytes are classed by one of several instruction sets (the widest the CPU runs); the tests of
+# whole texts below run with each this machine has, and the ones here compare the variants block by block.
+
+@pytest.fixture(params=_pretokenize.block_isas())
+def block_isa(request):
+    previous = _pretokenize.set_block_isa(request.param)
+    yield request.param
+    _pretokenize.set_block_isa(previous)
+
+
+def test_the_widest_instruction_set_the_cpu_runs_is_in_use():
+    isas = _pretokenize.block_isas()
+    assert isas[0] == "portable" and set(isas) <= set(_pretokenize.BLOCK_ISAS)
+    previous = _pretokenize.set_block_isa("portable")
+    assert previous == isas[-1]
+    assert _pretokenize.set_block_isa(previous) == "portable"
+
+
+def test_an_instruction_set_the_cpu_lacks_or_an_unknown_one_is_refused():
+    with pytest.raises(ValueError, match="not available here"):
+        _pretokenize.set_block_isa("sse9")
+    with pytest.raises(ValueError, match="a block is 64 bytes"):
+        _pretokenize.block_starts(b"abc", "cl100k", "portable")
+
+
+def test_every_byte_at_every_place_of_a_block_is_classed_alike_by_every_instruction_set():
+    # Every byte value at each of the 64 places, among fillers of each class: the starts and the hard
+    # bytes come from the class masks, so equal results for all of them mean equal masks.
+    rules = [name for name in pattern_compiler.BLOCK_RULES if name != "none"]
+    isas = _pretokenize.block_isas()
+    fillers = [bytes(range(32, 96)), b"ab cd\n\n  x1234567 .,;/\r\n\t\tZz" * 3, bytes(64)]
+    for filler in fillers:
+        for place in range(64):
+            for value in range(256):
+                block = filler[:place] + bytes([value]) + filler[place + 1:64]
+                for name in rules:
+                    results = {isa: _pretokenize.block_starts(block, name, isa) for isa in isas}
+                    if len(set(results.values())) != 1:
+                        raise AssertionError(f"byte {value:#x} at {place} in {filler!r} ({name}): {results}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([c.encode() for c in BLOCK_CHARS[:-1]] + [b"\xc3", b"\xa9", b"\x80", b"\xff"]),
+                min_size=64, max_size=64))
+def test_blocks_of_mixed_classes_get_the_same_starts_from_every_instruction_set(chars):
+    block = b"".join(chars)
+    for name in ["r50k", "cl100k", "cl100k_1", "o200k", "o200k_any"]:
+        assert len({_pretokenize.block_starts(block, name, isa) for isa in _pretokenize.block_isas()}) == 1
+
+
 @pytest.mark.parametrize("name", BLOCK_PATTERNS)
 @pytest.mark.parametrize("shift", range(4))
-def test_every_three_characters_repeated_across_blocks_are_cut_as_regex_cuts_them(name, shift):
+def test_every_three_characters_repeated_across_blocks_are_cut_as_regex_cuts_them(name, shift, block_isa):
     # Each gram repeated 30 times makes a text of 90+ characters that crosses a block's end at every offset
     # the repetition allows; the shift moves it against the start.
     scanner = Scanner.for_pattern(PATTERNS[name])
@@ -221,13 +271,18 @@ def test_every_three_characters_repeated_across_blocks_are_cut_as_regex_cuts_the
 @given(st.lists(st.tuples(st.sampled_from(BLOCK_CHARS), st.integers(1, 9)), min_size=10, max_size=90))
 def test_runs_of_ascii_classes_are_cut_as_regex_cuts_them(runs):
     # Runs (of whitespace with several line breaks, of digits past three, of punctuation) that start and end
-    # anywhere in a block or across two.
-    for name in BLOCK_PATTERNS:
-        assert_same_pieces(PATTERNS[name], "".join(char * count for char, count in runs))
+    # anywhere in a block or across two; with each instruction set.
+    for isa in _pretokenize.block_isas():
+        previous = _pretokenize.set_block_isa(isa)
+        try:
+            for name in BLOCK_PATTERNS:
+                assert_same_pieces(PATTERNS[name], "".join(char * count for char, count in runs))
+        finally:
+            _pretokenize.set_block_isa(previous)
 
 
 @pytest.mark.parametrize("name", BLOCK_PATTERNS)
-def test_line_breaks_at_every_distance_in_a_whitespace_run_are_cut_as_regex_cuts_them(name):
+def test_line_breaks_at_every_distance_in_a_whitespace_run_are_cut_as_regex_cuts_them(name, block_isa):
     # A run's last line break decides where its pieces start; the mask finds it across up to 63 bytes.
     # (o200k: a run of punctuation takes line breaks and slashes after it, "\n/" repeated.)
     for gap in range(64):
@@ -239,7 +294,7 @@ def test_line_breaks_at_every_distance_in_a_whitespace_run_are_cut_as_regex_cuts
 
 @pytest.mark.parametrize("name", BLOCK_PATTERNS)
 @pytest.mark.parametrize("filler", ["a" * 70, " " * 70, "\n" * 70, "7" * 70, "." * 70, "ab " * 30, "aB" * 35])
-def test_a_block_full_of_one_piece_or_one_run_hands_over_and_goes_on(name, filler):
+def test_a_block_full_of_one_piece_or_one_run_hands_over_and_goes_on(name, filler, block_isa):
     for after in ["", "x", " x", "\n", "'s", "\u00e9", "1234", "/\n"]:
         assert_same_pieces(PATTERNS[name], filler + after + filler)
 
