@@ -219,8 +219,13 @@ cdef enum:
     MULTIBYTE_PERSIST_MAX_CALL_BYTES = 131072
 # The merge cache (see MergeCache): at most this many slots, at least one per CACHE_BYTES_PER_SLOT bytes of
 # input (so clearing it costs ~1% of encoding the input), and the ids it may hold before starting afresh.
+# It starts with at most CACHE_FIRST_SLOTS and grows fourfold whenever it has had an eighth as many stores as
+# it has slots, up to that size: with the persistent cache on, the call's cache takes only the pieces that
+# cache does not, and a table made at full size for those evicted the token table's lines from the CPU's
+# caches. (Growing later, at half load, lost more of what the small tables held: benchmarks/README.md.)
 cdef enum:
     CACHE_MAX_SLOTS = 65536
+    CACHE_FIRST_SLOTS = 4096
     CACHE_BYTES_PER_SLOT = 32
     CACHE_MAX_IDS = 262144
 # The pair memo of a call: two entries per merge-cache slot, but at most 2**MEMO_MAX_BITS (16 bytes each:
@@ -1124,9 +1129,11 @@ cdef cppclass MergeCache:
     # and a hit costs one compare instead of a merge. Direct-mapped on the piece hash that the whole-piece
     # lookup computed anyway; it lives for one call and points into that call's text, so it needs no locking
     # or copies.
-    vector[CachedPiece, TableAllocator[CachedPiece]] slots     # 2 MiB for a call of 64 KB or more
+    vector[CachedPiece, TableAllocator[CachedPiece]] slots     # up to 2 MiB for a call of 64 KB or more
     vector[Rank] ids
     uint64_t mask
+    uint64_t stores         # pieces stored since the slots were made or grew (_store_in_call_cache)
+    uint64_t most_slots     # the size the slots may grow to, for the input they were made for
     vector[PairMemoEntry] memo_entries     # the pair memo of the merge loop, for the same call
     PairMemo memo
     PieceCacheCounts counts     # this call's use of the persistent piece cache (see _encode_scanned)
@@ -1157,11 +1164,28 @@ cdef int _make_memo(MergeCache& cache) except -1 nogil:
 
 
 cdef int _reset_cache(MergeCache& cache, Py_ssize_t input_bytes) except -1 nogil:
-    """Empty the merge cache's slots, sized for an input of `input_bytes`."""
-    cdef uint64_t capacity = _cache_capacity(input_bytes)
+    """Empty the merge cache's slots, for an input of `input_bytes`: at first at most CACHE_FIRST_SLOTS."""
+    cache.most_slots = _cache_capacity(input_bytes)
+    cdef uint64_t capacity = min(cache.most_slots, <uint64_t>CACHE_FIRST_SLOTS)
     cache.mask = capacity - 1
+    cache.stores = 0
     fill_vector(cache.slots, capacity, CachedPiece(0, 0, 0, 0, 0))
     cache.ids.clear()
+    return 0
+
+
+cdef int _grow_cache(MergeCache& cache) except -1 nogil:
+    """Make the merge cache's slots four times as many (at most most_slots), keeping what they hold (each
+    piece in its slot of the larger table)."""
+    cdef vector[CachedPiece, TableAllocator[CachedPiece]] larger
+    cdef uint64_t k, mask = min(4 * cache.mask + 3, cache.most_slots - 1)
+    fill_vector(larger, mask + 1, CachedPiece(0, 0, 0, 0, 0))
+    for k in range(cache.mask + 1):
+        if cache.slots[k].hash != 0:
+            larger[cache.slots[k].hash & mask] = cache.slots[k]
+    cache.slots.swap(larger)
+    cache.mask = mask
+    cache.stores = 0
     return 0
 
 
@@ -1661,6 +1685,10 @@ cdef inline int _merge_through_caches(MergeTable table, MergeCache& cache, Piece
     if cache.ids.size() + (out.size() - before) > CACHE_MAX_IDS:
         _reset_cache(cache, reset_bytes)
         cached = &cache.slots[h & cache.mask]
+    elif 8 * cache.stores > cache.mask and cache.mask + 1 < cache.most_slots:
+        _grow_cache(cache)
+        cached = &cache.slots[h & cache.mask]
+    cache.stores += 1
     cached.hash = h
     cached.bytes_or_head = head if size <= 8 else <uint64_t><size_t>piece
     cached.length = <uint32_t>size

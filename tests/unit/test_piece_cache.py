@@ -166,6 +166,22 @@ def unique_words(rng: random.Random, count: int) -> list[str]:
     return sorted(words)
 
 
+@pytest.mark.parametrize("order", ["met again in turn", "met again reversed"])
+def test_a_calls_own_cache_grows_while_it_fills_and_keeps_every_piece_it_holds(data_dir, tik, order):
+    # With the persistent cache off, every piece to merge goes to the call's own cache. It starts small and
+    # grows (4,096 slots, then 16,384, then 65,536 for a call of 2 MB or more) as pieces come: 20,000 distinct
+    # words pass every size, and each is met again after the last growth, its ids then read from the cache.
+    # Whole tokens pad the call to 2 MB without adding pieces to merge.
+    enc = private_encoding(0)
+    words = unique_words(random.Random(11), 20_000)
+    again = words if order == "met again in turn" else words[::-1]
+    text = "".join(words) + " the" * 450_000 + "".join(again)
+    assert len(text) > 2_000_000
+    expected = tik.encode_ordinary(text)
+    assert enc.encode_ordinary(text) == expected
+    assert enc.encode_to_numpy(text).tolist() == expected
+
+
 @pytest.mark.parametrize("max_bytes", [1, 127, 128, TINY, 100_000, 1 << 20, 5_000_000])
 def test_the_bound_holds_under_a_stream_of_unique_pieces(data_dir, tik, max_bytes):
     enc = private_encoding(max_bytes)
