@@ -77,7 +77,6 @@ cdef extern from "_piece_starts.h":
         BYTEBPE_BLOCKS_R50K
         BYTEBPE_BLOCKS_CL100K
         BYTEBPE_BLOCKS_O200K
-        BYTEBPE_ISA_COUNT
     unsigned bytebpe_ctz64 "__builtin_ctzll"(uint64_t x) noexcept nogil
     unsigned bytebpe_clz64 "__builtin_clzll"(uint64_t x) noexcept nogil
 
