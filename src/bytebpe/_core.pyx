@@ -1132,7 +1132,7 @@ cdef cppclass MergeCache:
     vector[CachedPiece, TableAllocator[CachedPiece]] slots     # up to 2 MiB for a call of 64 KB or more
     vector[Rank] ids
     uint64_t mask
-    uint64_t stores         # pieces stored since the slots were made or grew (_store_in_call_cache)
+    uint64_t stores         # pieces stored since the slots were made or grew (_merge_through_caches)
     uint64_t most_slots     # the size the slots may grow to, for the input they were made for
     vector[PairMemoEntry] memo_entries     # the pair memo of the merge loop, for the same call
     PairMemo memo

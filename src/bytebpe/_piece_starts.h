@@ -38,8 +38,9 @@
  * CLASSIFYING. SSE2 is part of x86-64, so it needs no CPU check; elsewhere a byte loop fills the same masks.
  * On x86-64 built by gcc or clang, AVX2 (two 32-byte halves) and AVX-512BW (the whole block in one
  * register, each class one compare straight into a 64-bit mask) variants are compiled too, each in a
- * function of its own for its instruction set; `bytebpe_block_isa` says which one runs, chosen once from
- * the CPU (bytebpe_block_isa_init) and settable for tests, which check every variant against the others.
+ * function of its own for its instruction set; `bytebpe_block_isa` says which one runs, the widest the CPU
+ * has (bytebpe_block_isa_best, when _pretokenize is imported), settable for tests, which check every variant
+ * against the others.
  * Only the classifying differs: the rules below are the same code for every variant.
  */
 #pragma once
