@@ -42,6 +42,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
 from ._shared cimport SCAN_BATCH, _decode, _load64
@@ -91,11 +92,20 @@ cdef enum:
 # load instead of a decode and two dependent loads.
 cdef uint8_t ASCII_CLASS[128]
 cdef uint8_t TWO_BYTE_CLASS[2048]
-for _cp in range(2048):
-    TWO_BYTE_CLASS[_cp] = bytebpe_class_of(_cp)
-    if _cp < 128:
-        ASCII_CLASS[_cp] = TWO_BYTE_CLASS[_cp]
-del _cp
+# And of every code point below U+10000 (three bytes: CJK, Hangul, Indic, Thai ...), indexed by the low bits
+# of its three bytes (64 KiB; a text of one script reads a few lines of it).
+cdef uint8_t THREE_BYTE_CLASS[65536]
+
+
+cdef void _fill_class_tables() noexcept nogil:
+    cdef uint32_t cp
+    for cp in range(65536):
+        THREE_BYTE_CLASS[cp] = bytebpe_class_of(cp)
+    memcpy(TWO_BYTE_CLASS, THREE_BYTE_CLASS, 2048)
+    memcpy(ASCII_CLASS, THREE_BYTE_CLASS, 128)
+
+
+_fill_class_tables()
 
 
 cdef bint _block_classes_match():
@@ -196,6 +206,9 @@ cdef inline uint8_t _class_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_s
     if (s[i] & 0xE0) == 0xC0 and i + 1 < n:    # two bytes: the code point _decode would read, in one load
         width[0] = 2
         return TWO_BYTE_CLASS[((s[i] & 0x1F) << 6) | (s[i + 1] & 0x3F)]
+    if (s[i] & 0xF0) == 0xE0 and i + 2 < n:    # three bytes: the same
+        width[0] = 3
+        return THREE_BYTE_CLASS[((s[i] & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)]
     return bytebpe_class_of(_decode(s, i, n, width))
 
 
