@@ -90,7 +90,8 @@ from bytebpe._pretokenize cimport ScanSpec, Scanner, scan_pieces, scan_pieces_se
 
 from ._shared cimport (
     MAX_TOKEN_ID, SCAN_BATCH, PyUnicode_AsUTF8AndSize, _decode, _hash_bytes, _head_word, _head_word_of_8, _load32,
-    _load64, _utf8_view, _utf8_view_of_held, fill_vector, BYTEBPE_LITTLE_ENDIAN,
+    _load64, _utf8_view, _utf8_view_of_held, bytebpe_utf8_wide, bytebpe_utf8_wide_supported, fill_vector,
+    BYTEBPE_LITTLE_ENDIAN,
 )
 
 import os
@@ -2991,6 +2992,21 @@ def _utf8_of(str text not None):
     cdef Py_ssize_t size
     cdef const uint8_t* data = _utf8_view(text, &size, owners)
     return PyBytes_FromStringAndSize(<const char*>data, size)
+
+
+# Texts converted to UTF-8 16 characters at a time where the CPU can (_utf8.h).
+bytebpe_utf8_wide = bytebpe_utf8_wide_supported()
+
+
+def _set_utf8_blocks(bint on):
+    """Convert text to UTF-8 16 characters at a time (AVX-512, where the CPU has it) or one by one from now
+    on; returns the setting before. For the tests, which check both ways give str.encode's bytes."""
+    global bytebpe_utf8_wide
+    if on and not bytebpe_utf8_wide_supported():
+        raise ValueError("this CPU cannot convert UTF-8 16 characters at a time (AVX-512 BW and VBMI2)")
+    previous = bool(bytebpe_utf8_wide)
+    bytebpe_utf8_wide = on
+    return previous
 
 
 def _head_words(bytes data not None, Py_ssize_t n):

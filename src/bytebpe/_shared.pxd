@@ -61,6 +61,10 @@ cdef extern from "_utf8.h":
     # A new bytes object holding the UTF-8 of a str, PyUnicode_AsUTF8String's result faster (the header
     # says why and how much). Raises UnicodeEncodeError for lone surrogates.
     bytes bytebpe_utf8_bytes(object text)
+    # Whether it converts 16 characters at a time (per module; _core sets it at import), and whether the CPU
+    # can.
+    int bytebpe_utf8_wide
+    int bytebpe_utf8_wide_supported()
 
 
 cdef inline const uint8_t* _utf8_view(str text, Py_ssize_t* size, list owners) except NULL:

@@ -36,8 +36,12 @@ from libcpp.vector cimport vector
 
 from ._pretokenize cimport ScanSpec, Scanner, scan_pieces
 from ._shared cimport (
-    MAX_TOKEN_ID, SCAN_BATCH, _hash_bytes, _head_word, _utf8_view, _utf8_view_of_held, fill_vector,
+    MAX_TOKEN_ID, SCAN_BATCH, _hash_bytes, _head_word, _utf8_view, _utf8_view_of_held, bytebpe_utf8_wide,
+    bytebpe_utf8_wide_supported, fill_vector,
 )
+
+# Texts converted to UTF-8 16 characters at a time where the CPU can (_utf8.h), as _core converts them.
+bytebpe_utf8_wide = bytebpe_utf8_wide_supported()
 
 # The large, growing arrays of counting and training take their memory from _big_alloc.h (own mappings,
 # returned to the system when freed; why and the measurement there).
