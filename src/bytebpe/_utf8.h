@@ -88,9 +88,9 @@ static inline int bytebpe_utf8_wide_supported(void) {
 // import, from bytebpe_utf8_wide_supported (and by the tests, to check both ways).
 static int bytebpe_utf8_wide = 0;
 
-// The UTF-8 of the 16 characters `chars` (code points below U+10000, widened to 32 bits) written at out,
-// 64 bytes of which may be written; returns the number of bytes they take, or -1 (nothing meant) when one
-// is a surrogate.
+// The UTF-8 of the 16 characters `c` (code points below U+10000, widened to 32 bits) written at out, where
+// 64 bytes may be written; returns the number of bytes they take, or -1 (nothing written) when one is a
+// surrogate.
 __attribute__((target("avx512f,avx512bw,avx512vbmi2")))
 static inline Py_ssize_t bytebpe_utf8_16_avx512(__m512i c, char* out) {
     const __m512i low6 = _mm512_set1_epi32(0x3F);

@@ -13,7 +13,6 @@ import bytebpe
 from bytebpe import _core
 
 
-
 def _blocks_available() -> bool:
     try:
         previous = _core._set_utf8_blocks(True)
