@@ -152,13 +152,7 @@ static PyObject* bytebpe_utf8_bytes(PyObject* text) {
     }
     char* const begin = PyBytes_AS_STRING(result);
     char* out = begin;
-    Py_ssize_t i = 0, written;
-#if BYTEBPE_WIDE_UTF8
-    const int wide = kind != PyUnicode_4BYTE_KIND && bytebpe_utf8_wide;
-#else
-    const int wide = 0;
-#endif
-    (void)written;
+    Py_ssize_t i = 0;
     if (kind == PyUnicode_1BYTE_KIND) {
         const Py_UCS1* s = (const Py_UCS1*)data;
         while (i < n) {
@@ -166,7 +160,7 @@ static PyObject* bytebpe_utf8_bytes(PyObject* text) {
             i += run;
             out += run;
 #if BYTEBPE_WIDE_UTF8
-            if (wide && i + 16 <= n) {      // 16 characters, not all ASCII, at once
+            if (bytebpe_utf8_wide && i + 16 <= n) {     // 16 characters, not all ASCII, at once
                 out += bytebpe_utf8_16_ucs1(s + i, out);
                 i += 16;
                 continue;
@@ -184,8 +178,8 @@ static PyObject* bytebpe_utf8_bytes(PyObject* text) {
             i += run;
             out += run;
 #if BYTEBPE_WIDE_UTF8
-            if (wide && i + 16 <= n) {      // 16 characters, not all ASCII, at once
-                written = bytebpe_utf8_16_ucs2(s + i, out);
+            if (bytebpe_utf8_wide && i + 16 <= n) {     // 16 characters, not all ASCII, at once
+                Py_ssize_t written = bytebpe_utf8_16_ucs2(s + i, out);
                 if (written < 0) {          // a surrogate
                     Py_DECREF(result);
                     return PyUnicode_AsUTF8String(text);
