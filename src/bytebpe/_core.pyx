@@ -2490,6 +2490,8 @@ cdef class FlatBatch:
     Nothing a thread writes while it encodes is shared with another: a group's ids, offsets and failure are
     stored once, when it is done (adjacent groups' fields share cache lines, and a store per id into them
     would move those lines between cores). `result()` then copies the groups' ids into one array in order.
+    The calling thread may take it as soon as `copied()` says every copy is made, without waiting for the
+    other threads' `work()` calls to return (they touch nothing of the batch after their last copy).
 
     Ownership: the segments point into `owners` (the texts and their UTF-8 copies) and the piece cache is
     `cache`; both belong to this object, which every `work()` call holds for its whole run.
@@ -2661,9 +2663,29 @@ cdef class FlatBatch:
         """No thread starts another group (those under way finish)."""
         self.stopped.store(1)
 
+    def copied(self):
+        """Once this thread's `work()` has returned: wait (without the GIL) until the other threads have copied
+        their last groups into the result, and return True; False, at once, when the batch was stopped or
+        its result could not be allocated (the caller then waits for the threads and raises what they
+        met). A thread's `work()` touches nothing of the batch after its last copy, so the caller need not
+        wait for those calls to return, a hand-over of the GIL and a wake-up later."""
+        cdef Py_ssize_t n_groups = self.group_ends.size()
+        cdef bint complete
+        with nogil:
+            while True:
+                if self.copies_done.load() == n_groups:
+                    complete = True
+                    break
+                if self.stopped.load() or self.assembly.load() == ASSEMBLY_NO_MEMORY:
+                    complete = False
+                    break
+                _yield_thread()
+        return complete
+
     def result(self):
         """(uint32 ids, int64 offsets) as `CoreBPE.encode_batch(flat=True)` returns them, once every `work()`
-        call has returned; ValueError for the earliest text holding a byte the vocabulary lacks."""
+        call has returned (or `copied()` said True); ValueError for the earliest text holding a byte the
+        vocabulary lacks."""
         cdef Py_ssize_t g, k, base, n_groups = self.group_ends.size(), failed
         cdef vector[int64_t] offsets
         cdef _MallocIds owner

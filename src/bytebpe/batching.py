@@ -111,22 +111,33 @@ def workers_for(texts: Sequence[str], num_threads: int) -> int:
     return workers
 
 
-def run_on_workers(work: Callable[..., object], stop: Callable[[], object], workers: int) -> None:
+def run_on_workers(
+    work: Callable[..., object],
+    stop: Callable[[], object],
+    workers: int,
+    finished: Callable[[], bool] | None = None,
+) -> None:
     """Call `work()` on `workers - 1` pool threads and ``work(check_signals=True)`` on this one, and return
     once every call has returned. `work` takes tasks from a queue of its own until none are left; when this
     thread's call raises (a Ctrl-C arrives on it), `stop()` keeps the pool threads from starting another task,
     and the error is raised once they are out of theirs (they read what this thread's caller owns). An error
-    of a pool thread is raised after all have returned."""
+    of a pool thread is raised after all have returned.
+
+    `finished`, when given, is asked once this thread's `work()` has returned: True means every task is done
+    and the pool threads' calls read and write nothing more, so this returns without waiting for them (their
+    futures complete on their own); False, that they are waited for as above."""
     from concurrent.futures import wait     # (imported already by shared_pool)
 
     futures: list[Future[object]] = [shared_pool().submit(work) for _ in range(workers - 1)]
     try:
         work(check_signals=True)
+        if finished is not None and finished():
+            return
     except BaseException:
         stop()
-        raise
-    finally:
         wait(futures)
+        raise
+    wait(futures)
     for future in futures:
         error = future.exception()
         if error is not None:

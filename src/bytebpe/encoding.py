@@ -804,10 +804,13 @@ class Encoding:
         texts from one queue and the ids are copied once into the result. Rounds of FLAT_ROUND_CHARS at
         most, so that the UTF-8 copies of a huge batch are not all held at once. None when a text cannot be
         encoded as UTF-8 (a lone surrogate): the caller's chunked path repairs it as `encode` does."""
-        rounds = batching.split_by_size(texts, -(-sum(map(len, texts)) // FLAT_ROUND_CHARS))
+        total_chars = sum(map(len, texts))
+        # (`texts` is the checked list, a private copy: one round takes it as it is)
+        rounds = [texts] if total_chars <= FLAT_ROUND_CHARS else \
+            batching.split_by_size(texts, -(-total_chars // FLAT_ROUND_CHARS))
         results = []
         for round_texts in rounds:
-            round_texts = list(round_texts)
+            round_texts = list(round_texts) if round_texts is not texts else texts
             if self._normalize_text is not None:
                 round_texts = [self._normalize_text(t) if isinstance(t, str) else t for t in round_texts]
             try:
@@ -815,7 +818,7 @@ class Encoding:
                                               workers)
             except UnicodeEncodeError:
                 return None
-            batching.run_on_workers(batch.work, batch.stop, workers)
+            batching.run_on_workers(batch.work, batch.stop, workers, batch.copied)
             results.append(batch.result())
         return _joined_flat(results)
 

@@ -213,6 +213,46 @@ def test_run_on_workers_raises_the_callers_error_after_stopping_and_a_pool_threa
             batching.run_on_workers(failing_pool, lambda: None, 2)
 
 
+@pytest.mark.skipif(batching.pool_size() < 2, reason="needs two usable cores for two workers")
+def test_run_on_workers_returns_without_the_pools_return_once_every_task_is_finished():
+    # `finished` (FlatBatch.copied) True: every task is done and the pool's calls touch nothing more, so the
+    # caller goes on while they return; False: it waits for them and raises what they met.
+    release, returned = threading.Event(), threading.Event()
+
+    def slow_to_return(check_signals=False):
+        if not check_signals:
+            release.wait(10)
+            returned.set()
+
+    try:
+        batching.run_on_workers(slow_to_return, lambda: None, 2, finished=lambda: True)
+        assert not returned.is_set()    # the pool thread's call is still on its way out
+    finally:
+        release.set()
+    assert returned.wait(10)
+
+    def failing_pool(check_signals=False):
+        if not check_signals:
+            raise MemoryError("in the pool")
+
+    with pytest.raises(MemoryError, match="in the pool"):
+        batching.run_on_workers(failing_pool, lambda: None, 2, finished=lambda: False)
+
+
+def test_a_flat_batch_is_copied_once_each_thread_has_worked_and_never_after_a_stop(corpus_dir, data_dir):
+    enc = bytebpe.get_encoding("cl100k_base")
+    texts = documents(corpus_dir, 120)
+    batch = enc._core.flat_batch(enc._pretokenize, None, texts, None, 2)
+    batch.work()    # the first worker takes every group; the second finds none left
+    batch.work()
+    assert batch.copied() is True
+    assert flat_lists(*batch.result()) == enc.encode_ordinary_batch(texts)
+    stopped = enc._core.flat_batch(enc._pretokenize, None, texts, None, 2)
+    stopped.stop()
+    stopped.work()
+    assert stopped.copied() is False    # at once: nothing was encoded, nothing will be copied
+
+
 def test_split_by_size_cuts_consecutive_runs_of_at_least_the_target_size():
     import random
 
