@@ -102,11 +102,14 @@ def checked_num_threads(num_threads: int) -> int:
     return threads
 
 
-def workers_for(texts: Sequence[str], num_threads: int) -> int:
+def workers_for(texts: Sequence[str], num_threads: int, total_chars: int | None = None) -> int:
     """How many threads (the calling one included) a batch of `texts` is worth: 1 below SERIAL_BATCH_CHARS
-    characters or for a single text, else `num_threads` up to the pool's size."""
+    characters (`total_chars`, when the caller has counted them) or for a single text, else `num_threads` up
+    to the pool's size."""
     workers = min(checked_num_threads(num_threads), pool_size())
-    if workers == 1 or len(texts) < 2 or sum(map(len, texts)) < SERIAL_BATCH_CHARS:
+    if total_chars is None and workers > 1 and len(texts) >= 2:
+        total_chars = sum(map(len, texts))
+    if workers == 1 or len(texts) < 2 or (total_chars or 0) < SERIAL_BATCH_CHARS:
         return 1
     return workers
 

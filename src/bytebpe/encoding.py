@@ -744,9 +744,10 @@ class Encoding:
         Text i is ``ids[offsets[i]:offsets[i + 1]]``; no per-token Python objects are created.
         """
         texts, special_split, deferred_check = self._checked_batch(text, allowed_special, disallowed_special)
-        workers = batching.workers_for(texts, num_threads)
+        total_chars = _core.str_chars(texts)    # (every item is a str now)
+        workers = batching.workers_for(texts, num_threads, total_chars)
         if workers > 1 and type(self._pretokenize) is _Scanner:
-            flat = self._flat_batch_on_threads(texts, special_split, deferred_check, workers)
+            flat = self._flat_batch_on_threads(texts, special_split, deferred_check, workers, total_chars)
             if flat is not None:
                 return flat
         parts = batching.map_chunks(
@@ -799,12 +800,12 @@ class Encoding:
         special_split: Any,
         deferred_check: tuple[bytes, Callable[[str], None]] | None,
         workers: int,
+        total_chars: int,
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]] | None:
         """`encode_batch_to_numpy` of `texts` as `_core.FlatBatch` does it: `workers` threads take groups of
         texts from one queue and the ids are copied once into the result. Rounds of FLAT_ROUND_CHARS at
         most, so that the UTF-8 copies of a huge batch are not all held at once. None when a text cannot be
         encoded as UTF-8 (a lone surrogate): the caller's chunked path repairs it as `encode` does."""
-        total_chars = sum(map(len, texts))
         # (`texts` is the checked list, a private copy: one round takes it as it is)
         rounds = [texts] if total_chars <= FLAT_ROUND_CHARS else \
             batching.split_by_size(texts, -(-total_chars // FLAT_ROUND_CHARS))
@@ -1185,7 +1186,7 @@ def _check_texts(texts: object) -> list[str]:
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) and not hasattr(texts, "__iter__"):
         raise TypeError(f"expected a sequence of str, got {type(texts).__name__}")
     texts = list(texts)  # type: ignore[call-overload]
-    if set(map(type, texts)) - {str}:   # (the set is built in C: cheaper than a Python loop over the batch)
+    if _core.str_chars(texts) < 0:     # some item is not exactly a str
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"expected str at index {i}, got {type(text).__name__}")

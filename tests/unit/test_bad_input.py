@@ -67,6 +67,35 @@ def test_a_batch_must_be_a_sequence_of_str(enc, method, batch):
         getattr(enc, method)(batch)
 
 
+def test_a_batch_names_the_index_of_its_first_item_that_is_not_a_str(enc):
+    with pytest.raises(TypeError, match="expected str at index 2, got bytes"):
+        enc.encode_batch_to_numpy(["a", "b", b"c", None])
+
+
+@pytest.mark.parametrize("method", ["encode_batch", "encode_ordinary_batch", "encode_batch_to_numpy"])
+def test_str_subclasses_in_a_batch_are_encoded_as_their_text(enc, method):
+    class Tagged(str):
+        def __str__(self):      # the text is the str's value, whatever a subclass prints
+            return "something else"
+
+    texts = ["plain text " * 50, Tagged("tagged text " * 50)] * 200     # large enough for threads
+    expected = enc.encode_ordinary_batch([str.__str__(t) for t in texts])
+    result = getattr(enc, method)(texts, num_threads=2)
+    if method == "encode_batch_to_numpy":
+        ids, offsets = result
+        result = [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(texts))]
+    assert result == expected
+
+
+def test_str_chars_counts_a_batch_of_exact_strs_and_nothing_else():
+    from bytebpe import _core
+
+    assert _core.str_chars([]) == 0
+    assert _core.str_chars(["ab", "", "\u00e9\U0001F600"]) == 4
+    assert _core.str_chars(["ab", type("Sub", (str,), {})("cd")]) == -1
+    assert _core.str_chars(["ab", b"cd"]) == -1
+
+
 @pytest.mark.parametrize("tokens", [["a"], [1.5], [1, None], None, "abc", b"ab", 5, [[1]]])
 def test_decoding_anything_but_ints_is_a_type_error(enc, tokens):
     with pytest.raises(TypeError):
