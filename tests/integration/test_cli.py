@@ -18,9 +18,11 @@ import bytebpe
 from bytebpe import bundled, cli, compare, registry
 
 
-def run(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def run(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 120,
+        cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "bytebpe", *args], capture_output=True, env=env, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "bytebpe", *args], capture_output=True, env=env, timeout=timeout,
+                          cwd=cwd)
 
 
 def first_lines(source: Path, target: Path, n: int) -> Path:
@@ -172,13 +174,20 @@ def test_errors_exit_1_with_one_line_and_no_traceback(tmp_path, small_jsonl, cap
     assert list(tmp_path.iterdir()) == []
 
 
-def test_usage_errors_exit_2(small_jsonl, tmp_path):
-    both = run("encode", str(small_jsonl), "--encoding", "gpt2", "--tokenizer", str(small_jsonl), "-o", "o")
+def test_usage_errors_exit_2_and_write_nothing(small_jsonl, tmp_path):
+    # Run where a relative -o would land: a usage error writes no output (an earlier version of this test,
+    # run from the checkout, left o.tokens.npy and its metadata there).
+    def usage(*args: str) -> int:
+        return run(*args, cwd=tmp_path).returncode
+
+    both = run("encode", str(small_jsonl), "--encoding", "gpt2", "--tokenizer", str(small_jsonl), "-o", "o",
+               cwd=tmp_path)
     assert both.returncode == 2 and b"not both" in both.stderr
-    assert run("count", str(small_jsonl), "--encoding", "gpt2", "--tokenizer", str(small_jsonl)).returncode == 2
-    assert run("encode", str(small_jsonl), "--encoding", "gpt2").returncode == 2  # no --output
-    assert run("encode", str(small_jsonl), "--encoding", "gpt2", "-o", "o", "--workers", "0").returncode == 2
-    assert run("frobnicate").returncode == 2
+    assert usage("count", str(small_jsonl), "--encoding", "gpt2", "--tokenizer", str(small_jsonl)) == 2
+    assert usage("encode", str(small_jsonl), "--encoding", "gpt2") == 2  # no --output
+    assert usage("encode", str(small_jsonl), "--encoding", "gpt2", "-o", "o", "--workers", "0") == 2
+    assert usage("frobnicate") == 2
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.fixture(scope="module")
