@@ -2645,6 +2645,11 @@ cdef class FlatBatch:
             self.group_failed_offset[g] = failed_offset
             self.group_failed[g] = failed
             self.stopped.store(1)
+        # The group's use of the piece cache goes into its figures before the group counts as done: the
+        # caller may return (copied()) while this thread's work() is still on its way out.
+        if pieces != NULL:
+            pieces.add_counts(cache.counts.lookups, cache.counts.hits, cache.counts.admitted, cache.counts.evictions)
+        cache.counts = PieceCacheCounts(0, 0, 0, 0)
         self.groups_done.fetch_add(1)
         return 0
 
@@ -2678,7 +2683,7 @@ cdef class FlatBatch:
             self.stopped.store(1)
             raise
         finally:
-            if pieces != NULL:
+            if pieces != NULL:     # (what a group that raised had counted; each done group added its own)
                 pieces.add_counts(cache.counts.lookups, cache.counts.hits, cache.counts.admitted,
                                   cache.counts.evictions)
 

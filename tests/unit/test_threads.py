@@ -253,6 +253,23 @@ def test_a_flat_batch_is_copied_once_each_thread_has_worked_and_never_after_a_st
     assert stopped.copied() is False    # at once: nothing was encoded, nothing will be copied
 
 
+@pytest.mark.skipif(batching.pool_size() < 2, reason="needs two usable cores for two workers")
+def test_a_flat_batch_on_threads_has_counted_its_cache_lookups_when_it_returns(corpus_dir, data_dir):
+    # The caller returns once every copy is made, maybe before a pool thread's work() has; each group adds
+    # its piece-cache figures before it counts as done, so they are all in. (Every piece to merge is looked
+    # up once, on any thread: the count is the serial loop's.)
+    enc = bytebpe.get_encoding("cl100k_base")
+    texts = documents(corpus_dir, 300)
+    bound = enc.piece_cache_info().max_bytes
+    counts = []
+    for threads in (1, 2, 2, 2, 2, 2, 2):     # (before the fix, half the 2-thread runs returned short)
+        enc.set_piece_cache_bytes(0)
+        enc.set_piece_cache_bytes(bound)
+        enc.encode_batch_to_numpy(texts, num_threads=threads)
+        counts.append(enc.piece_cache_info().lookups)
+    assert counts[0] > 0 and counts == [counts[0]] * 7
+
+
 def test_split_by_size_cuts_consecutive_runs_of_at_least_the_target_size():
     import random
 
