@@ -1115,7 +1115,8 @@ cdef struct CachedPiece:
 
 
 cdef struct PieceCacheCounts:
-    # What one call did with the persistent piece cache, added to its figures once at the end (add_counts).
+    # What one call did with the persistent piece cache, added to its figures once at the end (a flat batch's
+    # thread: after each group), by _hand_over_counts.
     uint64_t lookups
     uint64_t hits
     uint64_t admitted
@@ -1244,6 +1245,14 @@ cdef inline bint _piece_cache_offer(PieceCacheCore* pieces, uint64_t h, const ui
     return stored != PIECE_CACHE_DECLINED
 
 
+cdef inline void _hand_over_counts(PieceCacheCore* pieces, PieceCacheCounts& counts) noexcept nogil:
+    """Add `counts` (what a call, group or search did with the persistent cache `pieces`, NULL when off) to
+    its figures, and start them afresh."""
+    if pieces != NULL:
+        pieces.add_counts(counts.lookups, counts.hits, counts.admitted, counts.evictions)
+    counts = PieceCacheCounts(0, 0, 0, 0)
+
+
 # ---- budgets.py's search (MergeTable.longest_prefix, MergeTable.chunk_ends) -----------------------------
 
 # Bytes after a budget search's stable pieces from which it bounds the tokens of each candidate before
@@ -1302,10 +1311,7 @@ cdef class _PrefixSearch:
 
     cdef int finish(self) except -1:
         """Add what the searches did with the piece cache to its figures."""
-        if self.pieces != NULL:
-            self.pieces.add_counts(self.cache.counts.lookups, self.cache.counts.hits, self.cache.counts.admitted,
-                                   self.cache.counts.evictions)
-        self.cache.counts = PieceCacheCounts(0, 0, 0, 0)
+        _hand_over_counts(self.pieces, self.cache.counts)
         return 0
 
     cdef int batch_tokens(self, const uint8_t* text, Py_ssize_t start, const Py_ssize_t* ends, Py_ssize_t count,
@@ -2044,8 +2050,7 @@ cdef class CoreBPE:
                 return 1 + i    # which span failed, so the caller can name it
             if cacheable:
                 _piece_cache_offer(pieces, h, key, size, out.data() + before, out.size() - before, counts)
-        if pieces != NULL:
-            pieces.add_counts(counts.lookups, counts.hits, counts.admitted, counts.evictions)
+        _hand_over_counts(pieces, counts)
         return 0
 
     cdef Py_ssize_t _merge_texts(self, vector[Span]& spans, vector[Py_ssize_t]& text_ends, vector[Rank]& out,
@@ -2101,8 +2106,7 @@ cdef class CoreBPE:
         _start_merge_cache(cache, total_bytes, char_starts)
         failed = _scan_text_range(self.table, scan, segments.data(), text_ends.data(), 0, text_ends.size(), 0,
                                   out, offsets, failed_offset, cache, pieces)
-        if pieces != NULL:
-            pieces.add_counts(cache.counts.lookups, cache.counts.hits, cache.counts.admitted, cache.counts.evictions)
+        _hand_over_counts(pieces, cache.counts)
         return failed
 
     cdef int _scan_group(self, const ScanSpec* scan, vector[Span]& segments, vector[Py_ssize_t]& text_ends,
@@ -2647,9 +2651,7 @@ cdef class FlatBatch:
             self.stopped.store(1)
         # The group's use of the piece cache goes into its figures before the group counts as done: the
         # caller may return (copied()) while this thread's work() is still on its way out.
-        if pieces != NULL:
-            pieces.add_counts(cache.counts.lookups, cache.counts.hits, cache.counts.admitted, cache.counts.evictions)
-        cache.counts = PieceCacheCounts(0, 0, 0, 0)
+        _hand_over_counts(pieces, cache.counts)
         self.groups_done.fetch_add(1)
         return 0
 
@@ -2683,9 +2685,8 @@ cdef class FlatBatch:
             self.stopped.store(1)
             raise
         finally:
-            if pieces != NULL:     # (what a group that raised had counted; each done group added its own)
-                pieces.add_counts(cache.counts.lookups, cache.counts.hits, cache.counts.admitted,
-                                  cache.counts.evictions)
+            # (what a group that raised had counted; each done group handed over its own)
+            _hand_over_counts(pieces, cache.counts)
 
     def stop(self):
         """No thread starts another group (those under way finish)."""

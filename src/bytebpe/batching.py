@@ -107,11 +107,11 @@ def workers_for(texts: Sequence[str], num_threads: int, total_chars: int | None 
     characters (`total_chars`, when the caller has counted them) or for a single text, else `num_threads` up
     to the pool's size."""
     workers = min(checked_num_threads(num_threads), pool_size())
-    if total_chars is None and workers > 1 and len(texts) >= 2:
-        total_chars = sum(map(len, texts))
-    if workers == 1 or len(texts) < 2 or (total_chars or 0) < SERIAL_BATCH_CHARS:
+    if workers == 1 or len(texts) < 2:
         return 1
-    return workers
+    if total_chars is None:
+        total_chars = sum(map(len, texts))
+    return 1 if total_chars < SERIAL_BATCH_CHARS else workers
 
 
 def run_on_workers(

@@ -808,10 +808,9 @@ class Encoding:
         encoded as UTF-8 (a lone surrogate): the caller's chunked path repairs it as `encode` does."""
         # (`texts` is the checked list, a private copy: one round takes it as it is)
         rounds = [texts] if total_chars <= FLAT_ROUND_CHARS else \
-            batching.split_by_size(texts, -(-total_chars // FLAT_ROUND_CHARS))
+            [list(run) for run in batching.split_by_size(texts, -(-total_chars // FLAT_ROUND_CHARS))]
         results = []
         for round_texts in rounds:
-            round_texts = list(round_texts) if round_texts is not texts else texts
             if self._normalize_text is not None:
                 round_texts = [self._normalize_text(t) if isinstance(t, str) else t for t in round_texts]
             try:
