@@ -58,14 +58,16 @@ extensions = [
     for name in ("_pretokenize", "_core", "_train", "_textio")
 ]
 
-# The four extensions compile side by side, one per usable core up to four (a build's own `-j N` overrides it):
-# pip installs, the wheel test and CI wait for the largest one, not for all four in turn.
+# The four extensions are translated by Cython and compiled side by side, one per usable core up to four (a
+# build's own `-j N` overrides the compile's): pip installs, the wheel test and CI wait for the largest one,
+# not for all four in turn.
 BUILD_JOBS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 setup(
     options={"build_ext": {"parallel": BUILD_JOBS}},
     ext_modules=cythonize(
         extensions,
+        nthreads=BUILD_JOBS if BUILD_JOBS > 1 else 0,
         language_level=3,
         # #line directives: a sanitizer's or debugger's stack names .pyx lines instead of generated C++.
         emit_linenums=CHECKED,
