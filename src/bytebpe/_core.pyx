@@ -74,7 +74,7 @@ cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)    # safe on an untracked object too
 from cpython.sequence cimport PySequence_Fast_ITEMS
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memchr, memcmp, memcpy, memset
+from libc.string cimport memchr, memcmp, memcpy
 from libcpp.queue cimport priority_queue
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
@@ -160,11 +160,6 @@ cdef extern from "_piece_cache.h" namespace "bytebpe" nogil:
 # benchmarks/README.md ("The compiled core's constants") has the figures, dates and commands.
 
 # Pieces up to this many bytes merge by flat scan; longer ones by heap (the scan's O(n^2) loses only above it).
-# Pieces of up to this many bytes (that _merge_by_scan does not merge by characters) ask for the table slots
-# of all their spans before merging (_merge_short_by_scan): the loads overlap, at the cost of hashing spans no
-# merge asks for, which grows with the square of the length.
-cdef enum:
-    SPANS_AHEAD_MAX_BYTES = 16
 cdef enum:
     SCAN_MAX_BYTES = 64     # positions (0..64, the end included) fit in a byte, and below it in 6 bits
 # An empty PairMemoEntry: ranks stay below 2**31, so no real (left, right) pair is all ones.
@@ -255,8 +250,7 @@ BUNDLED_VOCAB_MAGIC = b"bytebpe vocab 1\n"
 # The shared limits (_shared.pxd) and the merge thresholds above, as Python ints: training.py and the tests
 # read them here. (A C constant cannot also be a Python name of the module, hence globals().)
 for _name, _value in (("MAX_TOKEN_ID", MAX_TOKEN_ID), ("SCAN_BATCH", SCAN_BATCH),
-                      ("SCAN_MAX_BYTES", SCAN_MAX_BYTES), ("SPANS_AHEAD_MAX_BYTES", SPANS_AHEAD_MAX_BYTES),
-                      ("BUCKETS_MIN_BYTES", BUCKETS_MIN_BYTES),
+                      ("SCAN_MAX_BYTES", SCAN_MAX_BYTES), ("BUCKETS_MIN_BYTES", BUCKETS_MIN_BYTES),
                       ("WINDOWS_MIN_BYTES", WINDOWS_MIN_BYTES), ("WINDOW_BYTES", WINDOW_BYTES)):
     globals()[_name] = _value
 

@@ -34,8 +34,6 @@ cdef int _merge_by_scan(MergeTable self, const uint8_t* data, Py_ssize_t n, vect
     cdef const uint32_t* char_starts = memo.char_starts if memo != NULL else NULL
     if char_starts != NULL and (data[0] >= 0xC0 or (n >= 2 and data[1] >= 0xC0)):
         return _merge_characters_by_scan(self, data, n, out, memo)
-    if n <= SPANS_AHEAD_MAX_BYTES:
-        return _merge_short_by_scan(self, data, n, out)
     for k in range(n):
         next_part[k] = <uint8_t>(k + 1)
         prev_part[k] = <uint8_t>(k - 1)
@@ -80,99 +78,6 @@ cdef int _merge_by_scan(MergeTable self, const uint8_t* data, Py_ssize_t n, vect
     p = 0
     while p < n:
         if part_rank[p] == NO_RANK:     # a single byte the vocabulary lacks
-            return 1
-        out.push_back(part_rank[p])
-        p = next_part[p]
-    return 0
-
-
-cdef struct SpanHashes:
-    # A piece of at most SPANS_AHEAD_MAX_BYTES in words, zeros after it (every span's head word is then
-    # one load and a mask), and the hash of its span [start, start + length) at hash[start][length].
-    uint64_t words[3]
-    uint64_t hash[SPANS_AHEAD_MAX_BYTES][SPANS_AHEAD_MAX_BYTES + 1]
-
-
-cdef inline uint64_t _span_head(const SpanHashes& spans, Py_ssize_t start, Py_ssize_t length) noexcept nogil:
-    cdef uint64_t head = _load64(<const uint8_t*>spans.words + start)
-    return head & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * length)) if length < 8 else head
-
-
-cdef inline Rank _span_rank(MergeTable self, const SpanHashes& spans, Py_ssize_t start,
-                            Py_ssize_t length) noexcept nogil:
-    """The rank of the span [start, start + length) of the piece whose spans _merge_short_by_scan hashed."""
-    return self.rank_of_hashed(<const uint8_t*>spans.words + start, length, _span_head(spans, start, length),
-                               spans.hash[start][length])
-
-
-cdef int _merge_short_by_scan(MergeTable self, const uint8_t* data, Py_ssize_t n,
-                              vector[Rank]& out) except -1 nogil:
-    """_merge_by_scan for a piece of at most SPANS_AHEAD_MAX_BYTES, with the token table's slot of each of
-    its spans of 3+ bytes asked for before the first merge. Each merge asks for the ranks of the two spans
-    it makes, and the next merge waits for them: one slot load after another, most of them misses (the
-    table is megabytes). Asked for all at once, the misses overlap, and a merge finds its span's slot loaded
-    or on its way; the ranks are the same. A piece of n bytes has (n - 1)(n - 2) / 2 such spans, most never
-    asked for: longer pieces go through the pair memo."""
-    cdef SpanHashes spans
-    cdef const Slot* slots = self.slots.data()
-    cdef uint64_t key[SPANS_AHEAD_MAX_BYTES]
-    cdef uint64_t b0, b1, b2, b3, best_key, h
-    cdef Py_ssize_t padded = (n + 3) & ~3
-    cdef uint8_t next_part[SPANS_AHEAD_MAX_BYTES]
-    cdef uint8_t prev_part[SPANS_AHEAD_MAX_BYTES]
-    cdef Rank part_rank[SPANS_AHEAD_MAX_BYTES]
-    cdef Py_ssize_t k, p, q, after, before, length
-    cdef Rank rank
-    spans.words[0] = _head_word(data, n if n < 8 else 8)   # not memcpy: a library call for a variable length
-    spans.words[1] = _head_word(data + 8, n - 8) if n > 8 else 0
-    spans.words[2] = 0
-    for k in range(n):
-        for length in range(3, n - k + 1):
-            h = _hash_bytes(_span_head(spans, k, length), data + k, length)
-            spans.hash[k][length] = h
-            __builtin_prefetch(slots + (h & self.mask))
-    # From here on as in _merge_by_scan, with _span_rank for _pair_rank.
-    for k in range(n):
-        next_part[k] = <uint8_t>(k + 1)
-        prev_part[k] = <uint8_t>(k - 1)
-        part_rank[k] = self.byte_rank[data[k]]
-        rank = self.pair_of_bytes_rank[data[k] << 8 | data[k + 1]] if k + 1 < n else NO_RANK
-        key[k] = (<uint64_t>rank << 6) | <uint64_t>k
-    for k in range(n, padded):
-        key[k] = (<uint64_t>NO_RANK << 6) | <uint64_t>k
-    while True:
-        b0 = key[0]
-        b1 = key[1]
-        b2 = key[2]
-        b3 = key[3]
-        for k in range(4, padded, 4):
-            b0 = key[k] if key[k] < b0 else b0
-            b1 = key[k + 1] if key[k + 1] < b1 else b1
-            b2 = key[k + 2] if key[k + 2] < b2 else b2
-            b3 = key[k + 3] if key[k + 3] < b3 else b3
-        b0 = b1 if b1 < b0 else b0
-        b2 = b3 if b3 < b2 else b2
-        best_key = b2 if b2 < b0 else b0
-        rank = <Rank>(best_key >> 6)
-        if rank == NO_RANK:
-            break
-        p = <Py_ssize_t>(best_key & 63)
-        q = next_part[p]
-        after = next_part[q]
-        part_rank[p] = rank
-        next_part[p] = <uint8_t>after
-        key[q] = (<uint64_t>NO_RANK << 6) | <uint64_t>q
-        if after < n:
-            prev_part[after] = <uint8_t>p
-            key[p] = (<uint64_t>_span_rank(self, spans, p, next_part[after] - p) << 6) | <uint64_t>p
-        else:
-            key[p] = (<uint64_t>NO_RANK << 6) | <uint64_t>p
-        if p > 0:
-            before = prev_part[p]
-            key[before] = (<uint64_t>_span_rank(self, spans, before, after - before) << 6) | <uint64_t>before
-    p = 0
-    while p < n:
-        if part_rank[p] == NO_RANK:
             return 1
         out.push_back(part_rank[p])
         p = next_part[p]

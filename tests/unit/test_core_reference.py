@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bytebpe import Encoding, _core
-from bytebpe._core import BUCKETS_MIN_BYTES, SCAN_MAX_BYTES, SPANS_AHEAD_MAX_BYTES, MergeTable
+from bytebpe._core import BUCKETS_MIN_BYTES, SCAN_MAX_BYTES, MergeTable
 from bytebpe._reference import bpe_encode_piece
 from bytebpe.patterns import CL100K_PATTERN
 
@@ -73,9 +73,9 @@ def test_merge_loop_equals_reference(ranks, data):
 @settings(max_examples=300, deadline=None)
 @given(ranks=tables, long_tokens=st.integers(0, 60), seed=st.integers(0, 2**32 - 1))
 def test_short_pieces_of_every_length_equal_reference(ranks, long_tokens, seed):
-    # Pieces of up to SPANS_AHEAD_MAX_BYTES look up every span they may merge into before merging; around that
-    # limit, and with tokens of 9-16 bytes among the spans (the slot holds only 8 bytes of them), each length
-    # from 1 to two past it, as tokens glued together, cut anywhere and changed in one byte.
+    # The flat-scan merge of short pieces, with tokens of 9-16 bytes among the spans it looks up (a slot holds
+    # only 8 bytes of them, the rest is compared in the blob): each length from 1 to 18, as tokens glued
+    # together, cut anywhere and changed in one byte.
     rng = random.Random(seed)
     alphabet = sorted({b for token in ranks if len(token) > 1 for b in token} or {0})
     merged = [token for token in ranks if len(token) > 1] or [bytes([alphabet[0]])]
@@ -83,7 +83,7 @@ def test_short_pieces_of_every_length_equal_reference(ranks, long_tokens, seed):
         ranks.setdefault(b"".join(rng.choice(merged) for _ in range(6))[: rng.randint(9, 16)], len(ranks))
     table = _core.MergeTable(ranks)
     long_ones = [token for token in ranks if len(token) > 8] or merged
-    for length in range(1, SPANS_AHEAD_MAX_BYTES + 3):
+    for length in range(1, 19):
         glued = b"".join(rng.choice(long_ones if rng.random() < 0.3 else merged) for _ in range(length))
         start = rng.randrange(max(1, len(glued) - length + 1))
         piece = bytearray((glued * length)[start : start + length])
