@@ -15,12 +15,14 @@ import argparse
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_encode import cut_random_documents, read_range  # noqa: E402
+from bench_encode import (  # noqa: E402
+    cut_random_documents, link_offline_tiktoken_cache, read_range, vocab_dir_from_env)
 
 import bytebpe  # noqa: E402
 
@@ -40,7 +42,9 @@ def main() -> None:
 
     import tiktoken
 
-    reference = tiktoken.get_encoding(args.encoding)
+    with tempfile.TemporaryDirectory() as cache_dir:    # tiktoken loads the same files, offline
+        link_offline_tiktoken_cache(vocab_dir_from_env(), Path(cache_dir))
+        reference = tiktoken.get_encoding(args.encoding)
     for docs in batches:
         ids, offsets = enc.encode_batch_to_numpy(docs, num_threads=2, disallowed_special=())
         for i, doc in enumerate(docs):
