@@ -212,6 +212,10 @@ cdef enum:
 # copy is cheaper than lending for short results, and below the noise of the encode itself at this size.
 cdef enum:
     NUMPY_COPY_MAX_IDS = 4096
+# The home-slot length of a piece longer than 8 bytes in the fused loop (_encode_scanned): no slot's `length`
+# is 0x100 (an occupied slot's low byte is its token's length, at least 1; an empty slot's is 0).
+cdef enum:
+    HOME_NO_MATCH = 0x100
 # Calls (and batch groups, BATCH_GROUP_BYTES) of up to this many bytes send the pieces that end in a byte of a
 # multi-byte character (words of Cyrillic, Greek, Arabic, CJK, ...) to the persistent piece cache, which
 # carries a word from one document to the next; larger calls send them to the call's own merge cache
@@ -1727,6 +1731,9 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
     cdef Rank ranks[SCAN_BATCH]
     cdef uint64_t heads[SCAN_BATCH]
     cdef uint64_t hashes[SCAN_BATCH]
+    # The `length` a piece's home slot has when it holds the piece as a token of up to 8 bytes: its size, or
+    # HOME_NO_MATCH for a longer piece.
+    cdef uint32_t home_lengths[SCAN_BATCH]
     # The batch's pieces that are not a token of up to 8 bytes found in its home slot, by index; then, of
     # those, the pieces that are no token.
     cdef uint32_t other[SCAN_BATCH]
@@ -1749,21 +1756,19 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
                 hashes[k] = _hash_bytes(heads[k], data + end, size)
             else:   # longer than any token: the lookup below misses (no slot has this length)
                 heads[k] = hashes[k] = 0
+            home_lengths[k] = <uint32_t>size if size <= 8 else HOME_NO_MATCH
             __builtin_prefetch(slots + (hashes[k] & table.mask))
             end = piece_ends[k]
-        end = start
         others = 0
         for k in range(count):
-            size = piece_ends[k] - end
             # Most pieces are tokens of up to 8 bytes in their home slot: one test, and no branch at all. Lengths
             # vary at random, and so do the pieces that fail the test (in English about one in eight): a branch
             # on either mispredicted. Those are listed and looked up in the loop below.
             slot = slots + (hashes[k] & table.mask)
-            found = (slot.head == heads[k]) & (slot.length == size) & (size <= 8)
+            found = (slot.head == heads[k]) & (slot.length == home_lengths[k])
             ranks[k] = (slot.rank_plus_one - 1) | (<Rank>found - 1)      # NO_RANK unless found
             other[others] = <uint32_t>k
             others += not found
-            end = piece_ends[k]
         merges = 0
         for j in range(others):     # a longer token, one displaced from its home slot, or none
             k = other[j]

@@ -164,15 +164,20 @@ cdef extern from *:
     #else
     #define BYTEBPE_LITTLE_ENDIAN 0
     #endif
+    /* The mask of a head word of n bytes (n = 0..8): one load, where a shift by 64 - 8n took four steps. */
+    static const uint64_t BYTEBPE_HEAD_MASKS[9] = {
+        0, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL,
+        0xFFFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFFFULL};
     """
     const bint BYTEBPE_LITTLE_ENDIAN
+    const uint64_t BYTEBPE_HEAD_MASKS[9]
 
 
 cdef inline uint64_t _head_word_of_8(const uint8_t* data, Py_ssize_t n) noexcept nogil:
     """`_head_word(data, n)` for n >= 1 where data[:8] is readable: one load and a mask, no branch on n
     (piece lengths vary at random, and the branches of `_head_word` mispredicted on them)."""
     if BYTEBPE_LITTLE_ENDIAN:
-        return _load64(data) & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * (n if n < 8 else 8)))
+        return _load64(data) & BYTEBPE_HEAD_MASKS[n if n < 8 else 8]
     return _head_word(data, n)
 
 
@@ -180,11 +185,11 @@ cdef inline uint64_t _hash_bytes(uint64_t head, const uint8_t* data, Py_ssize_t 
     """64-bit hash of a byte string whose head word is `head`: word-at-a-time multiply-xorshift."""
     cdef uint64_t h = (head ^ (0x9E3779B97F4A7C15ULL * <uint64_t>n)) * 0xBF58476D1CE4E5B9ULL
     cdef Py_ssize_t offset = 8
-    while offset + 8 <= n:
-        h = ((h ^ (h >> 31)) ^ _load64(data + offset)) * 0xBF58476D1CE4E5B9ULL
-        offset += 8
-    if offset < n:
-        # The last 8 bytes, overlapping what was already mixed in: n >= 9 here, so they exist.
+    if n > 8:   # one test for the pieces of up to 8 bytes, most of them
+        while offset + 8 < n:
+            h = ((h ^ (h >> 31)) ^ _load64(data + offset)) * 0xBF58476D1CE4E5B9ULL
+            offset += 8
+        # The last 8 bytes: the word the loop stopped before, or one overlapping what it mixed in.
         h = ((h ^ (h >> 31)) ^ _load64(data + n - 8)) * 0xBF58476D1CE4E5B9ULL
     h ^= h >> 32
     h *= 0x94D049BB133111EBULL
