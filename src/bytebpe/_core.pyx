@@ -212,10 +212,12 @@ cdef enum:
 # copy is cheaper than lending for short results, and below the noise of the encode itself at this size.
 cdef enum:
     NUMPY_COPY_MAX_IDS = 4096
-# The home-slot length of a piece longer than 8 bytes in the fused loop (_encode_scanned): no slot's `length`
-# is 0x100 (an occupied slot's low byte is its token's length, at least 1; an empty slot's is 0).
+# The home-slot length of a piece longer than 8 bytes in the fused loop (_encode_scanned), which no slot's
+# `length` equals: with tails in the slots it is a length of 1-255 | an offset < 2**24 - length, shifted by 8,
+# so never all ones; otherwise a token's length, below 2**31; an empty slot's is 0. (Not 256: a token of 256
+# bytes has that length in the other layout.)
 cdef enum:
-    HOME_NO_MATCH = 0x100
+    HOME_NO_MATCH = 0xFFFFFFFF
 # Calls (and batch groups, BATCH_GROUP_BYTES) of up to this many bytes send the pieces that end in a byte of a
 # multi-byte character (words of Cyrillic, Greek, Arabic, CJK, ...) to the persistent piece cache, which
 # carries a word from one document to the next; larger calls send them to the call's own merge cache

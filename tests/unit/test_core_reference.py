@@ -266,6 +266,34 @@ def test_a_piece_in_the_home_slot_of_a_token_with_its_head_word_is_that_token_on
         assert enc.encode_to_numpy(text).tolist() == expected
 
 
+def test_a_longer_piece_in_the_home_slot_of_a_token_of_256_bytes_with_its_head_word_is_not_that_token():
+    # With a token of 256+ bytes a slot's length is the plain length (MergeTable.length_mask), so 256 is a slot
+    # length like any other: the fused loop's home-slot test, which takes only pieces of up to 8 bytes, must
+    # not take a longer piece for such a token whose head word it shares.
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        token = f" {letter * 255}".encode()
+        ranks = {bytes([b]): b for b in range(256)} | {token: 256}
+        table = MergeTable(ranks)
+        home = table._home_slot(token)
+        if all(not 0 <= home - table._home_slot(bytes([b])) <= 16 for b in range(256)):
+            break   # no single byte's slot in or just before the token's: it sits in its home slot
+    assert table.length_mask == 0xFFFFFFFF
+    rng = random.Random(5)
+    for _ in range(100_000):
+        piece = f" {letter * 7}" + "".join(rng.choice(string.ascii_letters) for _ in range(rng.randint(2, 32)))
+        if table._home_slot(piece.encode()) == home:
+            break
+    else:
+        raise AssertionError("no piece shares the token's home slot")
+    enc = Encoding("long-token", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    for text in (piece, f"{piece}{piece}!", f"x{token.decode()}{piece}"):
+        expected = [rank for part in regex.findall(CL100K_PATTERN, text)
+                    for rank in bpe_encode_piece(part.encode(), ranks)]
+        assert enc.encode_ordinary(text) == expected
+        assert enc.encode_to_numpy(text).tolist() == expected
+    assert enc.encode_ordinary(token.decode()) == [256]
+
+
 def _vocabulary_with_blob_of(total_bytes: int | None, longest: int) -> dict[bytes, int]:
     """All 256 bytes, filler tokens of bytes >= 0x80 up to `total_bytes` bytes of tokens in all (None: no
     filler) with one of `longest` bytes among them, then words of 9-40 and 64 letters (with and without a
