@@ -27,10 +27,13 @@ cdef enum:
 # table's blob; where every token is shorter than 256 bytes and the blob smaller than 16 MiB (all of
 # OpenAI's and the usual HF vocabularies), the slot also holds where they are, so that comparing them
 # takes one load after the slot's instead of two (MergeTable.length_mask).
-cdef struct Slot:
-    uint64_t head           # first 8 bytes of the token, zero padded
-    uint32_t rank_plus_one  # 0 marks an empty slot
-    uint32_t length         # the token's length; with tails in the slot, | its blob offset << 8 above 8 bytes
+# (Declared in _home_lookup.h, whose vector pass reads slots too.)
+cdef extern from "_home_lookup.h":
+    ctypedef struct Slot "bytebpe_slot":
+        uint64_t head           # first 8 bytes of the token, zero padded
+        uint32_t rank_plus_one  # 0 marks an empty slot
+        uint32_t length         # the token's length; with tails in the slot, | its blob offset << 8 above 8
+                                # bytes
 
 
 # A memo of "rank of token `left` followed by token `right`" for the merge loop: the two ids determine the

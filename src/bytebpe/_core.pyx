@@ -128,6 +128,19 @@ cdef extern from *:
     ctypedef struct bytebpe_ndarray_head:
         char* data
 
+cdef extern from "_home_lookup.h" nogil:
+    enum:
+        BYTEBPE_LOOKUP_SCALAR
+        BYTEBPE_LOOKUP_AVX512
+        BYTEBPE_LOOKUP_COUNT
+    int bytebpe_lookup_isa_supported(int isa)
+    size_t bytebpe_hash_pieces_avx512(const uint8_t* data, int64_t n, int64_t first, const int64_t* ends,
+                                      size_t count, const Slot* slots, uint64_t mask, uint64_t* heads,
+                                      uint64_t* hashes, uint32_t* home_lengths, uint32_t* rest)
+    size_t bytebpe_home_ranks_avx512(const Slot* slots, uint64_t mask, const uint64_t* heads,
+                                     const uint64_t* hashes, const uint32_t* home_lengths, size_t count,
+                                     uint32_t* ranks, uint32_t* other)
+
 cdef extern from "_piece_cache.h" namespace "bytebpe" nogil:
     # The persistent piece cache (the header explains its structure, admission rule and locking).
     cdef cppclass PieceCacheCore "bytebpe::PieceCache":
@@ -1711,6 +1724,45 @@ cdef inline int _merge_through_caches(MergeTable table, MergeCache& cache, Piece
     return 0
 
 
+# The instruction sets the fused loop's first two passes can run with (_home_lookup.h), by the names
+# `lookup_isas` and `set_lookup_isa` use; the widest the CPU runs is in use from import on.
+LOOKUP_ISAS = ("scalar", "avx512")
+cdef int lookup_isa = BYTEBPE_LOOKUP_AVX512 if bytebpe_lookup_isa_supported(BYTEBPE_LOOKUP_AVX512) else \
+    BYTEBPE_LOOKUP_SCALAR
+
+
+def lookup_isas():
+    """The names of the instruction sets this CPU and build can run the fused loop's lookups with, narrowest
+    first."""
+    return [name for isa, name in enumerate(LOOKUP_ISAS) if bytebpe_lookup_isa_supported(isa)]
+
+
+def set_lookup_isa(name):
+    """Run the fused loop's lookups with instruction set `name` (one of lookup_isas()) from now on; returns
+    the one in use before. For tests and measurements, which compare the variants: call it while no encode
+    runs."""
+    if name not in lookup_isas():
+        raise ValueError(f"lookups with {name!r} are not available here; choose from {lookup_isas()}")
+    global lookup_isa
+    previous = LOOKUP_ISAS[lookup_isa]
+    lookup_isa = LOOKUP_ISAS.index(name)
+    return previous
+
+
+cdef inline void _hash_piece(MergeTable table, const uint8_t* data, Py_ssize_t n, Py_ssize_t start,
+                             Py_ssize_t size, uint64_t* head, uint64_t* h, uint32_t* home_length) noexcept nogil:
+    """Pass one of the fused loop for the piece data[start:start + size], one piece at a time: its head word
+    and hash (0 for a piece longer than any token: its lookups then miss, no slot having its length), the
+    length its home slot has if it holds the piece as a token of up to 8 bytes, and a prefetch of that slot."""
+    if size <= table.max_token_len:
+        head[0] = _head_word_of_8(data + start, size) if start + 8 <= n else _head_word(data + start, size)
+        h[0] = _hash_bytes(head[0], data + start, size)
+    else:
+        head[0] = h[0] = 0
+    home_length[0] = <uint32_t>size if size <= 8 else HOME_NO_MATCH
+    __builtin_prefetch(table.slots.data() + (h[0] & table.mask))
+
+
 cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const uint8_t* data, Py_ssize_t n,
                                 vector[Rank]& out, MergeCache& cache, PieceCacheCore* pieces) except -2 nogil:
     """The fused encode loop: scan pieces, look each up whole, merge the rest, append ids to `out`.
@@ -1738,7 +1790,7 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
     cdef uint32_t home_lengths[SCAN_BATCH]
     # The batch's pieces that are not a token of up to 8 bytes found in its home slot, by index; then, of
     # those, the pieces that are no token.
-    cdef uint32_t other[SCAN_BATCH]
+    cdef uint32_t other[SCAN_BATCH + 8]
     cdef Py_ssize_t start = 0, end, count, k, j, size, run, others, merges
     cdef bint found
     cdef bint persist
@@ -1748,29 +1800,38 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
     cdef bint any_script = pieces != NULL and cache.input_bytes <= MULTIBYTE_PERSIST_MAX_CALL_BYTES
     cdef const Slot* slots = table.slots.data()
     cdef const Slot* slot
+    # The vector passes take pieces of up to 8 bytes: every one of them is within max_token_len, as the
+    # scalar pass requires for hashing one.
+    cdef bint wide = lookup_isa == BYTEBPE_LOOKUP_AVX512 and table.max_token_len >= 8
+    cdef size_t rests
     while start < n:
         count = scan_pieces(scan, data, start, n, piece_ends, SCAN_BATCH)
-        end = start
-        for k in range(count):
-            size = piece_ends[k] - end
-            if size <= table.max_token_len:
-                heads[k] = _head_word_of_8(data + end, size) if end + 8 <= n else _head_word(data + end, size)
-                hashes[k] = _hash_bytes(heads[k], data + end, size)
-            else:   # longer than any token: the lookup below misses (no slot has this length)
-                heads[k] = hashes[k] = 0
-            home_lengths[k] = <uint32_t>size if size <= 8 else HOME_NO_MATCH
-            __builtin_prefetch(slots + (hashes[k] & table.mask))
-            end = piece_ends[k]
-        others = 0
-        for k in range(count):
-            # Most pieces are tokens of up to 8 bytes in their home slot: one test, and no branch at all. Lengths
-            # vary at random, and so do the pieces that fail the test (in English about one in eight): a branch
-            # on either mispredicted. Those are listed and looked up in the loop below.
-            slot = slots + (hashes[k] & table.mask)
-            found = (slot.head == heads[k]) & (slot.length == home_lengths[k])
-            ranks[k] = (slot.rank_plus_one - 1) | (<Rank>found - 1)      # NO_RANK unless found
-            other[others] = <uint32_t>k
-            others += not found
+        if wide:
+            # The pieces the vector pass leaves (longer than 8 bytes, or near the text's end) are listed in
+            # `other` for the scalar pass, which the second vector pass then overwrites.
+            rests = bytebpe_hash_pieces_avx512(data, n, start, <const int64_t*>piece_ends, count, slots,
+                                               table.mask, heads, hashes, home_lengths, other)
+            for j in range(<Py_ssize_t>rests):
+                k = other[j]
+                end = piece_ends[k - 1] if k else start
+                _hash_piece(table, data, n, end, piece_ends[k] - end, &heads[k], &hashes[k], &home_lengths[k])
+            others = <Py_ssize_t>bytebpe_home_ranks_avx512(slots, table.mask, heads, hashes, home_lengths, count,
+                                                           ranks, other)
+        else:
+            end = start
+            for k in range(count):
+                _hash_piece(table, data, n, end, piece_ends[k] - end, &heads[k], &hashes[k], &home_lengths[k])
+                end = piece_ends[k]
+            others = 0
+            for k in range(count):
+                # Most pieces are tokens of up to 8 bytes in their home slot: one test, and no branch at all.
+                # Lengths vary at random, and so do the pieces that fail the test (in English about one in
+                # eight): a branch on either mispredicted. Those are listed and looked up in the loop below.
+                slot = slots + (hashes[k] & table.mask)
+                found = (slot.head == heads[k]) & (slot.length == home_lengths[k])
+                ranks[k] = (slot.rank_plus_one - 1) | (<Rank>found - 1)      # NO_RANK unless found
+                other[others] = <uint32_t>k
+                others += not found
         merges = 0
         for j in range(others):     # a longer token, one displaced from its home slot, or none
             k = other[j]

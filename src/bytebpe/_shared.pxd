@@ -181,17 +181,24 @@ cdef inline uint64_t _head_word_of_8(const uint8_t* data, Py_ssize_t n) noexcept
     return _head_word(data, n)
 
 
+cdef extern from "_piece_hash.h":
+    const uint64_t BYTEBPE_HASH_LENGTH
+    const uint64_t BYTEBPE_HASH_MIX
+    const uint64_t BYTEBPE_HASH_FINAL
+
+
 cdef inline uint64_t _hash_bytes(uint64_t head, const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    """64-bit hash of a byte string whose head word is `head`: word-at-a-time multiply-xorshift."""
-    cdef uint64_t h = (head ^ (0x9E3779B97F4A7C15ULL * <uint64_t>n)) * 0xBF58476D1CE4E5B9ULL
+    """64-bit hash of a byte string whose head word is `head`: word-at-a-time multiply-xorshift (the vector
+    pass of _home_lookup.h computes the same for strings of up to 8 bytes)."""
+    cdef uint64_t h = (head ^ (BYTEBPE_HASH_LENGTH * <uint64_t>n)) * BYTEBPE_HASH_MIX
     cdef Py_ssize_t offset = 8
     if n > 8:   # one test for the pieces of up to 8 bytes, most of them
         while offset + 8 < n:
-            h = ((h ^ (h >> 31)) ^ _load64(data + offset)) * 0xBF58476D1CE4E5B9ULL
+            h = ((h ^ (h >> 31)) ^ _load64(data + offset)) * BYTEBPE_HASH_MIX
             offset += 8
         # The last 8 bytes: the word the loop stopped before, or one overlapping what it mixed in.
-        h = ((h ^ (h >> 31)) ^ _load64(data + n - 8)) * 0xBF58476D1CE4E5B9ULL
+        h = ((h ^ (h >> 31)) ^ _load64(data + n - 8)) * BYTEBPE_HASH_MIX
     h ^= h >> 32
-    h *= 0x94D049BB133111EBULL
+    h *= BYTEBPE_HASH_FINAL
     h ^= h >> 29
     return h
