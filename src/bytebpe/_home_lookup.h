@@ -6,7 +6,7 @@
  * per piece on these two steps as on everything else after the scan (benchmarks/README.md has the figures).
  * The work per piece is the same arithmetic on independent data, so eight lanes do it at once: the pieces'
  * first words come in with one gather, the hash is three lane-wise multiplies, the home slots come in with
- * two gathers, and the pieces that fail the test are listed with one compress. (Compressed in a register,
+ * eight 16-byte loads, and the pieces that fail the test are listed with one compress. (Compressed in a register,
  * then stored whole: a compress straight to memory is microcoded on AMD's Zen 4 and made the vector passes
  * slower than the scalar ones.)
  *
@@ -122,17 +122,27 @@ BYTEBPE_LOOKUP_TARGET static size_t bytebpe_home_ranks_avx512(const bytebpe_slot
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i no_rank = _mm256_set1_epi32(-1);
     const __m256i one = _mm256_set1_epi32(1);
+    const __m512i even_words = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+    const __m512i odd_words = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
     size_t others = 0;
     for (size_t k = 0; k < count; k += 8) {
         __mmask8 live = count - k >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << (count - k)) - 1);
         __m512i h = _mm512_maskz_loadu_epi64(live, (const void*)(hashes + k));
-        /* A slot is two 8-byte words: the head, then rank_plus_one | length << 32. */
-        __m512i head_words = _mm512_slli_epi64(_mm512_and_si512(h, slot_mask), 1);
-        __m512i slot_heads = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), live, head_words,
-                                                         (const void*)slots, 8);
-        __m512i slot_rest = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), live,
-                                                        _mm512_add_epi64(head_words, _mm512_set1_epi64(1)),
-                                                        (const void*)slots, 8);
+        /* The eight home slots, 16 bytes each, loaded whole (two gathers of their halves cost more on AMD's
+         * Zen 4) and split into their heads and their other halves (rank_plus_one | length << 32). A lane
+         * past `count` reads slot 0. */
+        uint64_t homes[8];
+        _mm512_storeu_si512((void*)homes, _mm512_and_si512(h, slot_mask));
+        __m512i low = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i*)(slots + homes[0])));
+        low = _mm512_inserti64x2(low, _mm_loadu_si128((const __m128i*)(slots + homes[1])), 1);
+        low = _mm512_inserti64x2(low, _mm_loadu_si128((const __m128i*)(slots + homes[2])), 2);
+        low = _mm512_inserti64x2(low, _mm_loadu_si128((const __m128i*)(slots + homes[3])), 3);
+        __m512i high = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i*)(slots + homes[4])));
+        high = _mm512_inserti64x2(high, _mm_loadu_si128((const __m128i*)(slots + homes[5])), 1);
+        high = _mm512_inserti64x2(high, _mm_loadu_si128((const __m128i*)(slots + homes[6])), 2);
+        high = _mm512_inserti64x2(high, _mm_loadu_si128((const __m128i*)(slots + homes[7])), 3);
+        __m512i slot_heads = _mm512_permutex2var_epi64(low, even_words, high);
+        __m512i slot_rest = _mm512_permutex2var_epi64(low, odd_words, high);
         __m512i lengths = _mm512_cvtepu32_epi64(_mm256_maskz_loadu_epi32(live, (const void*)(home_lengths + k)));
         __mmask8 found = _mm512_mask_cmpeq_epi64_mask(live, slot_heads,
                                                       _mm512_maskz_loadu_epi64(live, (const void*)(heads + k)));
