@@ -46,12 +46,12 @@ def test_an_instruction_set_the_cpu_lacks_or_an_unknown_one_is_refused():
 @pytest.mark.parametrize("corpus", ["english_prose.txt", "code.txt", "multilingual.txt"])
 def test_every_variant_gives_tiktokens_ids_on_real_text(lookup_isa, name, corpus, corpus_dir: Path,
                                                         tiktoken_encoding: Any, data_dir: Path):
-    text = (corpus_dir / corpus).read_text(encoding="utf-8")[:300_000]
+    text = (corpus_dir / corpus).read_text(encoding="utf-8")[:150_000]
     ours, theirs = bytebpe.get_encoding(name), tiktoken_encoding(name)
     expected = theirs.encode_ordinary(text)
     assert ours.encode_ordinary(text) == expected
     assert ours.encode_to_numpy(text).tolist() == expected
-    documents = [text[i:i + 3000] for i in range(0, 90_000, 3000)]
+    documents = [text[i:i + 3000] for i in range(0, 60_000, 3000)]
     flat, offsets = ours.encode_batch_to_numpy(documents, num_threads=2)
     assert [flat[offsets[i]:offsets[i + 1]].tolist() for i in range(len(documents))] == \
         theirs.encode_ordinary_batch(documents)
