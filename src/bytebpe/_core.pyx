@@ -1773,7 +1773,8 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
     bytes in their home slot (their slots mostly arrived meanwhile), without a branch, and lists the others,
     which it then looks up in full, prefetching for each that is no token the cache entry the third pass
     will read first; the third, over that list, appends the tokens' ids in runs and merges the other pieces
-    through the caches.
+    through the caches. Where the CPU has AVX-512 (`lookup_isas`), the first two passes take eight pieces at
+    a time (_home_lookup.h) and hand back to the scalar code the pieces they cannot take.
 
     A piece to merge of up to PIECE_CACHE_MAX_PIECE bytes is looked for in the persistent cache `pieces`
     (NULL when off), merged on a miss and offered to it; other pieces go through the call's merge cache.
