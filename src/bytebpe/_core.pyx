@@ -1839,7 +1839,12 @@ cdef Py_ssize_t _encode_scanned(MergeTable table, const ScanSpec* scan, const ui
             end = piece_ends[k - 1] if k else start
             size = piece_ends[k] - end
             if size <= table.max_token_len:
-                ranks[k] = table.rank_of_hashed(data + end, size, heads[k], hashes[k])
+                # About half the pieces here are no token (in English): the Bloom filter (one word of 256 KiB
+                # for cl100k_base) rules most of them out without walking the token table's chain.
+                if table._maybe_token(hashes[k]):
+                    ranks[k] = table.rank_of_hashed(data + end, size, heads[k], hashes[k])
+                else:
+                    ranks[k] = NO_RANK
                 if ranks[k] == NO_RANK and size >= 3:
                     if pieces != NULL and _piece_cacheable(data + end, size, any_script):
                         pieces.prefetch(hashes[k])
