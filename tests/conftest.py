@@ -77,7 +77,14 @@ def _oracles_of(path: str) -> tuple[str, ...]:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests of the `regex` engine on a named encoding other than REGEX_ENGINE_IN_CI are marked exhaustive;
-    every test is marked with the oracles its module compares with (ORACLE_MARKERS)."""
+    every test is marked with the oracles its module compares with (ORACLE_MARKERS); the long groups run first.
+
+    A module that is one long job per worker (a Ray cluster, a wheel build) marks itself
+    `xdist_group`: under `--dist loadgroup` its tests stay on one worker (one cluster start, one sdist) and,
+    moved to the front here, start at once, so the other tests fill the second core around them instead of
+    one core idling at the end while the other finishes a group that started last.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)   # stable: order kept within
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         encoding = params.get("encoding_name", params.get("name"))

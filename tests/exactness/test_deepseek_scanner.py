@@ -70,10 +70,10 @@ def check_pieces(hf_splits, text: str) -> None:
 # Each code point c: before a letter (the optional prefix of a word), after a space and before punctuation
 # (` ?[\p{P}\p{S}]+`), doubled before a digit (a segment's end), and between punctuation and a space before a
 # CJK ideograph (another segment's start). The contexts of CHUNK code points are joined by newlines. The last
-# two run with -m slow (17 s): the class tables are checked against HF on every code point anyway
-# (test_unicode_tables.py), and the representatives below reach every class combination in both.
-CONTEXTS = ["{0}a", " {0}.", pytest.param("{0}{0}1", marks=pytest.mark.slow),
-            pytest.param(".{0} 一", marks=pytest.mark.slow)]
+# two are in the exhaustive tier (25 s, HF's splitting): the class tables are checked against HF on every code
+# point anyway (test_unicode_tables.py), and the representatives below reach every class combination in both.
+CONTEXTS = ["{0}a", " {0}.", pytest.param("{0}{0}1", marks=pytest.mark.exhaustive),
+            pytest.param(".{0} 一", marks=pytest.mark.exhaustive)]
 CHUNK = 65536
 
 

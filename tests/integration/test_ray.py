@@ -22,7 +22,8 @@ import bytebpe
 import bytebpe.readers
 from bytebpe.tokens.layout import read_index
 
-pytestmark = pytest.mark.slow
+# One worker runs the module on one cluster, first thing (tests/conftest.py, the long groups).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 CORPORA = ["docs_english.jsonl", "docs_code.jsonl", "docs_multilingual.jsonl"]
 

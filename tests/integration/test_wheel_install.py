@@ -22,6 +22,9 @@ import pytest
 
 from ..conftest import ALL_ENCODINGS
 
+# One worker builds the sdist once for both tests, first thing (tests/conftest.py, the long groups).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
+
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "Hello world! It's 2024 — naïve café, 数字 12345.\n\n  indented\t<|endoftext|> done "
 
@@ -59,7 +62,6 @@ def sdist(tmp_path_factory) -> Path:
     return archive
 
 
-@pytest.mark.slow
 def test_the_sdist_carries_the_sources_a_build_needs_and_no_generated_cpp(sdist):
     with tarfile.open(sdist) as archive:
         names = [name.split("/", 1)[1] for name in archive.getnames() if "/" in name]
@@ -71,7 +73,6 @@ def test_the_sdist_carries_the_sources_a_build_needs_and_no_generated_cpp(sdist)
     assert not [name for name in names if name.endswith((".cpp", ".so"))]
 
 
-@pytest.mark.slow
 def test_a_wheel_built_from_the_sdist_installed_offline_into_a_fresh_venv_encodes_with_all_seven(
         sdist, tmp_path, tiktoken_encoding, tiktoken_cache, monkeypatch):
     wheelhouse = tmp_path / "wheelhouse"
