@@ -41,7 +41,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
@@ -74,10 +74,14 @@ cdef extern from "_piece_starts.h":
     int bytebpe_block_isa_best() noexcept nogil
     int bytebpe_block_isa
     enum:
+        BYTEBPE_ISA_AVX512
+    enum:
         BYTEBPE_BLOCKS_NONE
         BYTEBPE_BLOCKS_R50K
         BYTEBPE_BLOCKS_CL100K
         BYTEBPE_BLOCKS_O200K
+    int bytebpe_starts_walk_supported() noexcept nogil
+    int bytebpe_walk_starts_avx512(uint64_t starts, int64_t base, int64_t* out) noexcept nogil
     unsigned bytebpe_ctz64 "__builtin_ctzll"(uint64_t x) noexcept nogil
     unsigned bytebpe_clz64 "__builtin_clzll"(uint64_t x) noexcept nogil
 
@@ -131,6 +135,8 @@ BLOCK_SCAN_ENABLED = bool(BLOCK_SCAN)
 # `block_isas` and `set_block_isa` use; the widest the CPU runs is in use from import on.
 BLOCK_ISAS = ("portable", "avx2", "avx512")
 bytebpe_block_isa = bytebpe_block_isa_best()
+# Whether the block scan may walk a block's starts in vector registers (with the AVX-512 classing only).
+cdef bint WIDE_WALK = bytebpe_starts_walk_supported()
 
 
 def block_isas():
@@ -629,6 +635,9 @@ cdef Py_ssize_t _scan_by_blocks(const ScanSpec* spec, const uint8_t* s, Py_ssize
     block is tried where the next eight bytes are not all ASCII (so that text in other scripts costs what
     the scalar scanner costs).
 
+    A block's starts become piece ends eight at a time; with the AVX-512 classing on a CPU with VBMI2, and
+    room for a whole block's, all of them at once in vector registers (_piece_starts.h).
+
     With MaxSeen, also what each piece looked at into `seen_out`: the pieces a block ends were decided by its
     64 bytes and by its end being no further than the text's (the last of its bytes, for every one of them:
     no further than the next block, so a search re-cuts at most a block); the scalar scanner's, exactly."""
@@ -637,6 +646,8 @@ cdef Py_ssize_t _scan_by_blocks(const ScanSpec* spec, const uint8_t* s, Py_ssize
     cdef int unrolled
     cdef PatternKind kind = spec.kind
     cdef int rules = spec.block_rules
+    # The starts' walk in vector registers goes with the AVX-512 classing (WIDE_WALK: the CPU has VBMI2).
+    cdef bint wide_walk = WIDE_WALK and bytebpe_block_isa == BYTEBPE_ISA_AVX512
     while start < n and count < capacity:
         # (The first eight bytes hold a non-ASCII one: a block could not go far, so it is not tried.)
         if start >= scalar_until and start + BLOCK_BYTES <= n and not (_load64(s + start) & 0x8080808080808080ULL):
@@ -645,6 +656,9 @@ cdef Py_ssize_t _scan_by_blocks(const ScanSpec* spec, const uint8_t* s, Py_ssize
             if starts:
                 if hard:
                     scalar_until = start + bytebpe_ctz64(hard) + 1
+                if Seen is NoSeen and wide_walk and capacity - count >= BLOCK_BYTES:
+                    count += bytebpe_walk_starts_avx512(starts, start, <int64_t*>(piece_ends + count))
+                    starts = 0
                 while starts and count < capacity:
                     if count + 8 <= capacity:
                         # Eight starts at a time, without a branch per piece: the loop's exit after a
