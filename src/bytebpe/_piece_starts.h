@@ -46,6 +46,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -373,7 +374,8 @@ __attribute__((target("avx512f,avx512bw"))) static uint64_t bytebpe_rules_starts
  * register, then widened to 64 bits eight at a time. The scalar walk (_pretokenize.pyx) takes a ctz, an add,
  * a store and a bit clear per piece, and a block holds ~14 pieces of English. Writes out[0:8 * ceil(count /
  * 8)], the entries past `count` with `base` (the caller has room for 64); returns count, the number of set
- * bits. Used with the AVX-512 classing (set_block_isa), so the tests of each variant test it too. */
+ * bits. Used, with the loop below, with the AVX-512 classing (set_block_isa), so the tests of each variant
+ * test them too. */
 #if BYTEBPE_WIDE_BLOCKS
 static inline int bytebpe_starts_walk_supported(void) {
     __builtin_cpu_init();
@@ -396,7 +398,60 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi2,popcnt"))) static int bytebp
             at, _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i*)(packed + i)))));
     return count;
 }
+
+/* Consecutive blocks of the text `s[0:n]` from *start on, classed with AVX-512 and walked as above, for as
+ * long as each block may run (it starts at or past *scalar_until, lies within the text, begins with eight
+ * ASCII bytes, and the piece ends have room for its starts: capacity - count >= 64) and ends at a certain
+ * start: the loop _scan_by_blocks runs a block at a time, kept in one function so that the constants are set
+ * once and no call is made per block. A block with a hard byte is the last: its starts are taken and
+ * *scalar_until set past the hard byte; a block with no start past its first byte sets *scalar_until as the
+ * caller does and ends the loop. Returns the new count; *start is where the caller goes on. */
+#define BYTEBPE_BLOCK_LOOP(RULES_STARTS)                                                                      \
+    while (*start + 64 <= n && capacity - count >= 64 && *start >= *scalar_until) {                          \
+        uint64_t head_word;                                                                                  \
+        memcpy(&head_word, s + *start, 8);                                                                   \
+        if (head_word & 0x8080808080808080ULL)                                                               \
+            break;                                                                                           \
+        bytebpe_ascii_masks m;                                                                               \
+        uint64_t hard;                                                                                       \
+        __builtin_prefetch(s + *start + 1024);                                                               \
+        bytebpe_classify64_avx512(s + *start, &m);                                                           \
+        uint64_t starts = (RULES_STARTS) & ~1ULL;                                                            \
+        if (!starts) {                                                                                       \
+            *scalar_until = *start + (hard ? 64 - (int64_t)__builtin_clzll(hard) : 1);                       \
+            break;                                                                                           \
+        }                                                                                                    \
+        const int64_t next = *start + 63 - (int64_t)__builtin_clzll(starts);                                 \
+        count += bytebpe_walk_starts_avx512(starts, *start, out + count);                                     \
+        if (hard)                                                                                            \
+            *scalar_until = *start + (int64_t)__builtin_ctzll(hard) + 1;                                     \
+        *start = next;                                                                                       \
+        if (hard)                                                                                            \
+            break;                                                                                           \
+    }
+
+__attribute__((target("avx512f,avx512bw,avx512vbmi2,popcnt"))) static int64_t bytebpe_scan_blocks_avx512(
+        int rules, const uint8_t* s, int64_t n, int64_t* out, int64_t count, int64_t capacity, int64_t* start,
+        int64_t* scalar_until) {
+    switch (rules) {
+    case BYTEBPE_BLOCKS_R50K: BYTEBPE_BLOCK_LOOP(bytebpe_r50k_starts(&m, &hard)) break;
+    case BYTEBPE_BLOCKS_CL100K: BYTEBPE_BLOCK_LOOP(bytebpe_block_starts(&m, &hard, 0, 3)) break;
+    case BYTEBPE_BLOCKS_CL100K_1: BYTEBPE_BLOCK_LOOP(bytebpe_block_starts(&m, &hard, 0, 1)) break;
+    case BYTEBPE_BLOCKS_CL100K_ANY: BYTEBPE_BLOCK_LOOP(bytebpe_block_starts(&m, &hard, 0, 0)) break;
+    case BYTEBPE_BLOCKS_O200K: BYTEBPE_BLOCK_LOOP(bytebpe_block_starts(&m, &hard, 1, 3)) break;
+    case BYTEBPE_BLOCKS_O200K_1: BYTEBPE_BLOCK_LOOP(bytebpe_block_starts(&m, &hard, 1, 1)) break;
+    default: BYTEBPE_BLOCK_LOOP(bytebpe_block_starts(&m, &hard, 1, 0)) break;
+    }
+    return count;
+}
+#undef BYTEBPE_BLOCK_LOOP
 #else
+static inline int64_t bytebpe_scan_blocks_avx512(int rules, const uint8_t* s, int64_t n, int64_t* out,
+                                                 int64_t count, int64_t capacity, int64_t* start,
+                                                 int64_t* scalar_until) {
+    (void)rules; (void)s; (void)n; (void)out; (void)capacity; (void)start; (void)scalar_until;
+    return count;   /* never called: bytebpe_starts_walk_supported() is 0 */
+}
 static inline int bytebpe_starts_walk_supported(void) { return 0; }
 static inline int bytebpe_walk_starts_avx512(uint64_t starts, int64_t base, int64_t* out) {
     (void)starts; (void)base; (void)out;

@@ -81,7 +81,8 @@ cdef extern from "_piece_starts.h":
         BYTEBPE_BLOCKS_CL100K
         BYTEBPE_BLOCKS_O200K
     int bytebpe_starts_walk_supported() noexcept nogil
-    int bytebpe_walk_starts_avx512(uint64_t starts, int64_t base, int64_t* out) noexcept nogil
+    int64_t bytebpe_scan_blocks_avx512(int rules, const uint8_t* s, int64_t n, int64_t* out, int64_t count,
+                                       int64_t capacity, int64_t* start, int64_t* scalar_until) noexcept nogil
     unsigned bytebpe_ctz64 "__builtin_ctzll"(uint64_t x) noexcept nogil
     unsigned bytebpe_clz64 "__builtin_clzll"(uint64_t x) noexcept nogil
 
@@ -135,7 +136,8 @@ BLOCK_SCAN_ENABLED = bool(BLOCK_SCAN)
 # `block_isas` and `set_block_isa` use; the widest the CPU runs is in use from import on.
 BLOCK_ISAS = ("portable", "avx2", "avx512")
 bytebpe_block_isa = bytebpe_block_isa_best()
-# Whether the block scan may walk a block's starts in vector registers (with the AVX-512 classing only).
+# Whether the block scan may run its blocks in one C loop that walks their starts in vector registers (with
+# the AVX-512 classing only; the CPU needs VBMI2).
 cdef bint WIDE_WALK = bytebpe_starts_walk_supported()
 
 
@@ -635,8 +637,10 @@ cdef Py_ssize_t _scan_by_blocks(const ScanSpec* spec, const uint8_t* s, Py_ssize
     block is tried where the next eight bytes are not all ASCII (so that text in other scripts costs what
     the scalar scanner costs).
 
-    A block's starts become piece ends eight at a time; with the AVX-512 classing on a CPU with VBMI2, and
-    room for a whole block's, all of them at once in vector registers (_piece_starts.h).
+    A block's starts become piece ends eight at a time. With the AVX-512 classing on a CPU with VBMI2, the
+    blocks that follow one another run in one C loop instead (`bytebpe_scan_blocks_avx512`, _piece_starts.h:
+    constants set once, no call per block, the starts walked in vector registers), while the piece ends have
+    room for a whole block's.
 
     With MaxSeen, also what each piece looked at into `seen_out`: the pieces a block ends were decided by its
     64 bytes and by its end being no further than the text's (the last of its bytes, for every one of them:
@@ -646,19 +650,21 @@ cdef Py_ssize_t _scan_by_blocks(const ScanSpec* spec, const uint8_t* s, Py_ssize
     cdef int unrolled
     cdef PatternKind kind = spec.kind
     cdef int rules = spec.block_rules
-    # The starts' walk in vector registers goes with the AVX-512 classing (WIDE_WALK: the CPU has VBMI2).
+    # The blocks' C loop goes with the AVX-512 classing (WIDE_WALK: the CPU has VBMI2).
     cdef bint wide_walk = WIDE_WALK and bytebpe_block_isa == BYTEBPE_ISA_AVX512
     while start < n and count < capacity:
         # (The first eight bytes hold a non-ASCII one: a block could not go far, so it is not tried.)
         if start >= scalar_until and start + BLOCK_BYTES <= n and not (_load64(s + start) & 0x8080808080808080ULL):
+            if Seen is NoSeen and wide_walk and capacity - count >= BLOCK_BYTES:
+                # The blocks from here on in one C loop, as long as they run one after another.
+                count = <Py_ssize_t>bytebpe_scan_blocks_avx512(rules, s, n, <int64_t*>piece_ends, count, capacity,
+                                                                <int64_t*>&start, <int64_t*>&scalar_until)
+                continue
             starts = bytebpe_rules_starts(rules, s + start, &hard)
             starts &= ~1ULL     # bit 0 is `start` itself
             if starts:
                 if hard:
                     scalar_until = start + bytebpe_ctz64(hard) + 1
-                if Seen is NoSeen and wide_walk and capacity - count >= BLOCK_BYTES:
-                    count += bytebpe_walk_starts_avx512(starts, start, <int64_t*>(piece_ends + count))
-                    starts = 0
                 while starts and count < capacity:
                     if count + 8 <= capacity:
                         # Eight starts at a time, without a branch per piece: the loop's exit after a
