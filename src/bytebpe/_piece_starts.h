@@ -401,13 +401,13 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi2,popcnt"))) static int bytebp
 
 /* Consecutive blocks of the text `s[0:n]` from *start on, classed with AVX-512 and walked as above, for as
  * long as each block may run (it starts at or past *scalar_until, lies within the text, begins with eight
- * ASCII bytes, and the piece ends have room for its starts: capacity - count >= 64) and ends at a certain
- * start: the loop _scan_by_blocks runs a block at a time, kept in one function so that the constants are set
+ * ASCII bytes, and the piece ends have room for the walk: 64 entries, or the block's starts rounded up to
+ * eight, which `out` past `capacity` need not have) and ends at a certain start: the loop _scan_by_blocks runs a block at a time, kept in one function so that the constants are set
  * once and no call is made per block. A block with a hard byte is the last: its starts are taken and
  * *scalar_until set past the hard byte; a block with no start past its first byte sets *scalar_until as the
  * caller does and ends the loop. Returns the new count; *start is where the caller goes on. */
 #define BYTEBPE_BLOCK_LOOP(RULES_STARTS)                                                                      \
-    while (*start + 64 <= n && capacity - count >= 64 && *start >= *scalar_until) {                          \
+    while (*start + 64 <= n && *start >= *scalar_until) {                                                    \
         uint64_t head_word;                                                                                  \
         memcpy(&head_word, s + *start, 8);                                                                   \
         if (head_word & 0x8080808080808080ULL)                                                               \
@@ -421,6 +421,8 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi2,popcnt"))) static int bytebp
             *scalar_until = *start + (hard ? 64 - (int64_t)__builtin_clzll(hard) : 1);                       \
             break;                                                                                           \
         }                                                                                                    \
+        if (capacity - count < 64 && ((int64_t)_mm_popcnt_u64(starts) + 7) / 8 * 8 > capacity - count)      \
+            break;      /* the caller's block path walks it, up to capacity */                               \
         const int64_t next = *start + 63 - (int64_t)__builtin_clzll(starts);                                 \
         count += bytebpe_walk_starts_avx512(starts, *start, out + count);                                     \
         if (hard)                                                                                            \
