@@ -400,12 +400,14 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi2,popcnt"))) static int bytebp
 }
 
 /* Consecutive blocks of the text `s[0:n]` from *start on, classed with AVX-512 and walked as above, for as
- * long as each block may run (it starts at or past *scalar_until, lies within the text, begins with eight
- * ASCII bytes, and the piece ends have room for the walk: 64 entries, or the block's starts rounded up to
- * eight, which `out` past `capacity` need not have) and ends at a certain start: the loop _scan_by_blocks runs a block at a time, kept in one function so that the constants are set
- * once and no call is made per block. A block with a hard byte is the last: its starts are taken and
- * *scalar_until set past the hard byte; a block with no start past its first byte sets *scalar_until as the
- * caller does and ends the loop. Returns the new count; *start is where the caller goes on. */
+ * long as each block may run and ends at a certain start: the loop _scan_by_blocks runs a block at a time,
+ * kept in one function so that the constants are set once and no call is made per block. A block may run
+ * when it starts at or past *scalar_until, lies within the text, begins with eight ASCII bytes, and
+ * out[count:capacity] has room for the walk's stores: all 64, or its starts rounded up to eight (nothing is
+ * written at or past `capacity`; a block that does not fit is left to the caller). A block with a hard byte
+ * is the last: its starts are taken and *scalar_until set past the hard byte; a block with no start past its
+ * first byte sets *scalar_until as the caller does and ends the loop. Returns the new count; *start is where
+ * the caller goes on. */
 #define BYTEBPE_BLOCK_LOOP(RULES_STARTS)                                                                      \
     while (*start + 64 <= n && *start >= *scalar_until) {                                                    \
         uint64_t head_word;                                                                                  \

@@ -639,8 +639,8 @@ cdef Py_ssize_t _scan_by_blocks(const ScanSpec* spec, const uint8_t* s, Py_ssize
 
     A block's starts become piece ends eight at a time. With the AVX-512 classing on a CPU with VBMI2, the
     blocks that follow one another run in one C loop instead (`bytebpe_scan_blocks_avx512`, _piece_starts.h:
-    constants set once, no call per block, the starts walked in vector registers), while the piece ends have
-    room for a whole block's.
+    constants set once, no call per block, the starts walked in vector registers): entered where the piece
+    ends have room for a whole block's starts, it goes on while a block's fit.
 
     With MaxSeen, also what each piece looked at into `seen_out`: the pieces a block ends were decided by its
     64 bytes and by its end being no further than the text's (the last of its bytes, for every one of them:
