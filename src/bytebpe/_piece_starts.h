@@ -378,9 +378,7 @@ __attribute__((target("avx512f,avx512bw"))) static uint64_t bytebpe_rules_starts
  * test them too. */
 #if BYTEBPE_WIDE_BLOCKS
 static inline int bytebpe_starts_walk_supported(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-           && __builtin_cpu_supports("avx512vbmi2");
+    return bytebpe_block_isa_supported(BYTEBPE_ISA_AVX512) && __builtin_cpu_supports("avx512vbmi2");
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vbmi2,popcnt"))) static int bytebpe_walk_starts_avx512(
@@ -457,10 +455,6 @@ static inline int64_t bytebpe_scan_blocks_avx512(int rules, const uint8_t* s, in
     return count;   /* never called: bytebpe_starts_walk_supported() is 0 */
 }
 static inline int bytebpe_starts_walk_supported(void) { return 0; }
-static inline int bytebpe_walk_starts_avx512(uint64_t starts, int64_t base, int64_t* out) {
-    (void)starts; (void)base; (void)out;
-    return 0;   /* never called: bytebpe_starts_walk_supported() is 0 */
-}
 #endif
 
 /* The certain starts in s[0:64] under the block rules `rules`, classed by variant `isa` (supported). */
