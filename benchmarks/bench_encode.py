@@ -140,6 +140,15 @@ def corpus_dir_for(args: argparse.Namespace, vocab_dir: Path) -> Path:
     return Path(SAMPLE_DIR)
 
 
+def add_peer_text_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of the scripts that compare bytebpe with gigatoken on issue 37's cells (bench_seen_path.py,
+    bench_unseen_peer.py): which encodings, which corpora, and where the corpora are."""
+    parser.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
+    parser.add_argument("--corpora", nargs="+", default=["english_prose.txt", "code.txt", "multilingual.txt"])
+    parser.add_argument("--corpus-dir", type=Path,
+                        default=Path(__file__).resolve().parents[2] / "shared" / "corpus")
+
+
 def link_offline_tiktoken_cache(vocab_dir: Path, cache_dir: Path) -> None:
     """Make `cache_dir` a tiktoken cache whose entries link to the real files, so tiktoken never downloads.
 

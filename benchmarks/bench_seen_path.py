@@ -32,7 +32,8 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_encode import link_offline_tiktoken_cache, read_range, vocab_dir_from_env  # noqa: E402
+from bench_encode import (  # noqa: E402
+    add_peer_text_arguments, link_offline_tiktoken_cache, read_range, vocab_dir_from_env)
 
 import bytebpe  # noqa: E402
 
@@ -51,10 +52,7 @@ def best_ms_per_mb(call: Callable[[Any], Any], arg: Any, size: int, repeat: int)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--encodings", nargs="+", default=["cl100k_base", "o200k_base"])
-    parser.add_argument("--corpora", nargs="+", default=["english_prose.txt", "code.txt", "multilingual.txt"])
-    parser.add_argument("--corpus-dir", type=Path,
-                        default=Path(__file__).resolve().parents[2] / "shared" / "corpus")
+    add_peer_text_arguments(parser)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     vocab_dir = vocab_dir_from_env()
