@@ -2058,7 +2058,12 @@ cdef class CoreBPE:
     # ---- encoding ---------------------------------------------------------------------------------------
 
     cdef Py_ssize_t _gather_ordinary(self, object findall, str text, vector[Span]& spans, list owners) except -1:
-        """Pre-tokenize `text` and append a span per piece; returns the bytes gathered."""
+        """Pre-tokenize `text` and append a span per piece; returns the bytes gathered.
+
+        A piece may also be an int: an id the pre-tokenizer chose itself, taken as it is (a tokenizer.json's
+        model gives a character its vocabulary lacks its byte-fallback or unk id: parts/model.py), or bytes:
+        a piece cut between the bytes of a character (a tokenizer.json whose pre-tokenizer splits after its
+        ByteLevel step, parts/pre_tokenizers.py). Such pieces come from the package's own pre-tokenizers."""
         # A private copy of the pieces, held in `owners` (the ownership rule, _shared.pxd): the callable may
         # return a list that someone else keeps and changes (the copy is a sliver of the work).
         cdef list pieces = list(findall(text))
@@ -2071,7 +2076,16 @@ cdef class CoreBPE:
             # what each text needs would copy the whole vector every time.
             spans.reserve(max(2 * spans.capacity(), spans.size() + count))
         for i in range(count):
-            data = _utf8_view_of_held(<object>PyList_GET_ITEM(pieces, i), &size)
+            piece = <object>PyList_GET_ITEM(pieces, i)
+            if type(piece) is int:
+                if not 0 <= piece <= MAX_TOKEN_ID:
+                    raise ValueError(f"the pre-tokenizer gave id {piece}, outside 0..{MAX_TOKEN_ID}")
+                spans.push_back(Span(NULL, 0, <Rank>piece))
+                continue
+            if type(piece) is bytes:
+                data, size = <const uint8_t*>PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece)
+            else:
+                data = _utf8_view_of_held(piece, &size)
             # Look the whole piece up now, while its bytes are in cache: by the time every piece has been
             # gathered, the first ones are long evicted, and most pieces are whole tokens.
             spans.push_back(Span(data, size, self.table.rank_of(data, size)))

@@ -139,6 +139,8 @@ class Encoding:
         *,
         pretokenize: Callable[[str], Any] | None = None,
         vocabulary_sha256: str | None = None,
+        decode_text: Callable[[list[int]], str] | None = None,
+        n_vocab: int | None = None,
     ) -> None:
         """Put the parts in place: every attribute of an encoding is set here, whichever constructor made the
         parts, so that derived encodings (which share the table) and imported ones hold the same fields.
@@ -147,6 +149,10 @@ class Encoding:
         chooses for `pat_str`. `vocabulary_sha256`: what token files record of the vocabulary, when it is not
         the hash of the ranks (tokens.layout.vocabulary_sha256, which computes and keeps it otherwise). The
         ranks dict is the table's: the one it was built from, or built from it when first asked for.
+        `decode_text`: ids -> text, a file's own decoder (a tokenizer.json's Metaspace, ByteFallback, ...), for
+        `decode` and what builds on it; None decodes the tokens' bytes as UTF-8. `n_vocab`: the vocabulary's
+        size when the table holds ids above it that no encode returns (a character-level model's partial
+        characters, parts/model.py).
         """
         self.name = name
         self._pat_str = pat_str
@@ -165,7 +171,8 @@ class Encoding:
         self._policies = {}
         self._ordinary_split = specials.split(frozenset())
         self.max_token_value: int = max(table.max_rank, max(self._special_token_values, default=0),
-                                        max(decode_bytes or (0,)))
+                                        max(decode_bytes or (0,))) if n_vocab is None else n_vocab - 1
+        self._decode_text = decode_text
         # The engine that cuts text into pieces (pretokenizer.py): the compiled scanner of a pattern in the
         # family, else `regex` with tiktoken's classes.
         self._findall = RegexSplit(pat_str)
@@ -875,12 +882,21 @@ class Encoding:
     # ==== decoding ===============================================================================
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        """The bytes of `tokens`; an id outside the vocabulary raises ``KeyError`` (also a ``ValueError``)."""
-        return self._core.decode_bytes(tokens)
+        """The bytes of `tokens`; an id outside the vocabulary raises ``KeyError`` (also a ``ValueError``).
+        For a tokenizer.json with a decoder of its own (SentencePiece-style: ▁ for spaces, byte fallback),
+        the UTF-8 of `decode`'s text, which is what that decoder makes of the ids."""
+        data = self._core.decode_bytes(tokens)
+        if self._decode_text is None:
+            return data
+        return self._decode_text(list(tokens)).encode("utf-8", "surrogatepass")
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
-        """The text of `tokens`. Lossy by default: bytes that are not valid UTF-8 become U+FFFD."""
-        return self._core.decode_bytes(tokens).decode("utf-8", errors=errors)
+        """The text of `tokens`. Lossy by default: bytes that are not valid UTF-8 become U+FFFD (with a
+        tokenizer.json's own decoder, its own rule for them: HF's text, whatever `errors` says)."""
+        data = self._core.decode_bytes(tokens)      # (checks the ids first, whichever decoder runs)
+        if self._decode_text is None:
+            return data.decode("utf-8", errors=errors)
+        return self._decode_text(list(tokens))
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token, special tokens included."""
@@ -917,7 +933,7 @@ class Encoding:
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
         """`decode_bytes` of each sequence of ids (on the calling thread, as `decode_batch`)."""
         batching.checked_num_threads(num_threads)
-        return [self._core.decode_bytes(tokens) for tokens in batch]
+        return [self.decode_bytes(tokens) for tokens in batch]
 
     # ==== the vocabulary =========================================================================
 

@@ -15,13 +15,18 @@ from typing import Any, NamedTuple
 
 from ._core import json_member_span
 
-__all__ = ["TokenizerFileError", "Recognised", "FORMATS", "recognise", "recognise_document", "wrong_format"]
+__all__ = ["TokenizerFileError", "TokenizerJsonError", "Recognised", "FORMATS", "recognise", "recognise_document", "wrong_format"]
 
 
 class TokenizerFileError(ValueError):
     """A tokenizer file bytebpe cannot read: of an unknown format, of another format than the loader it was
     given to reads, corrupt or incomplete. The message names the file (and the field, where there is one).
     The base of every loader's own error (`EncodingFileError`, `TokenizerJsonError`, `ModelFileError`)."""
+
+
+class TokenizerJsonError(TokenizerFileError):
+    """A `tokenizer.json` that bytebpe cannot load exactly: corrupt, inconsistent, or using a component
+    (named in the message) that it does not support."""
 
 
 class Format(NamedTuple):

@@ -1,36 +1,31 @@
-"""Hugging Face `tokenizer.json` import: a byte-level BPE tokenizer as an `Encoding` with HF's exact ids.
+"""Hugging Face `tokenizer.json` import: a BPE tokenizer, byte-level or SentencePiece-style, as an `Encoding`
+with HF's exact ids.
 
-HF `tokenizers` encodes in five stages, each reproduced here from its source (tokenizers/src):
+HF `tokenizers` encodes in stages, each a part here (bytebpe.parts: one module per stage, its variants in one
+table, each reproduced from HF's source, tokenizers/src):
 1. added tokens (`tokenizer/added_vocabulary.rs`): the non-normalized ones are cut out of the raw text, the
    rest of the text is normalized, then the normalized ones are cut out of that; matching is leftmost-
    longest over every added token's content, and a match that is skipped (a special token not allowed, a
    `single_word` token inside a word) still consumes its text; `lstrip`/`rstrip` widen a match over
-   whitespace. Here: the `special_split` callable the core already takes, returning ordinary text
-   (normalized) and token contents alternately.
-2. normalizer: NFC/NFD/NFKC/NFKD, Lowercase (per character, as Rust's `char::to_lowercase`), Replace,
-   Prepend, Sequence.
-3. pre-tokenizer: Split (Isolated, Removed, MergedWithPrevious, MergedWithNext, Contiguous; invert), Digits,
-   ByteLevel (prefix space, GPT-2's regex; it must come last: it maps bytes to characters), Sequence. A
-   single split by a known pattern runs on its hand-written scanner, a single Isolated split by any other
-   pattern of the family (pattern_compiler.py: Llama 3's, Qwen's...) on the compiled scanner with HF's
-   character classes, DeepSeek's sequence of three Splits on its own scanner, all without the GIL; anything
-   else runs as a Python callable over `regex`, with Oniguruma's `X{n,m}+` (a repeated interval, not a
-   possessive one) rewritten and Oniguruma-only syntax refused.
-4. model: BPE by pair rank (`MergeTable.from_pair_merges`; see `_core.pyx` and `_reference.py`).
-5. decoder: ByteLevel (a token whose characters are all byte characters is those bytes, any other token its
-   UTF-8), then lossy UTF-8, as `Encoding.decode` does.
-6. post-processor, only with `from_tokenizer_json(..., add_special_tokens=True)` (HF's
-   `add_special_tokens=True`): the ids its single-sequence template puts before and after each document's
-   ids (TemplateProcessing, RobertaProcessing's and BertProcessing's cls/sep, ByteLevel: none, a Sequence
-   of these with at most one that adds ids). Here: the splitter returns those ids as extra "token" parts
-   around the text's own, so every encode method (single, batch, numpy, ordinary) goes through it.
-Everything else is refused with a `TokenizerJsonError` naming the component. By default bytebpe's ids are
-those of HF's `add_special_tokens=False`, as tiktoken's `encode` adds nothing either.
+   whitespace. Here (this module): the `special_split` callable the core already takes, returning ordinary
+   text (normalized) and token contents alternately.
+2. normalizer (parts/normalizers.py).
+3. pre-tokenizer (parts/pre_tokenizers.py): a compiled scanner where the pieces are one split the scanners
+   cut, all without the GIL; anything else a Python callable over the variants.
+4. model (parts/model.py): BPE by pair rank (`MergeTable.from_pair_merges`), over a byte-level vocabulary or
+   a character-level one (byte fallback, unk).
+5. decoder (parts/decoders.py): ByteLevel alone is the core's byte join; any other chain runs over the
+   tokens' strings as HF's does.
+6. post-processor (parts/post_processors.py), only with `from_tokenizer_json(..., add_special_tokens=True)`
+   (HF's `add_special_tokens=True`): the ids its single-sequence template puts before and after each
+   document's ids. Here: the splitter returns those ids as extra "token" parts around the text's own, so
+   every encode method (single, batch, numpy, ordinary) goes through it.
+Everything else is refused with a `TokenizerJsonError` naming the part and the variant. By default bytebpe's
+ids are those of HF's `add_special_tokens=False`, as tiktoken's `encode` adds nothing either.
 """
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import os
 import re
@@ -40,47 +35,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import _core, _pretokenize, patterns
+from . import _pretokenize
 from .atomic_write import write_bytes_atomically
 from .encoding import Encoding, _special_token_regex
-from .file_formats import (NESTED_TOO_DEEPLY, TokenizerFileError, recognise, recognise_document, shortened,
+from .file_formats import (NESTED_TOO_DEEPLY, TokenizerJsonError, recognise, recognise_document, shortened,
                            wrong_format)
-from .hf_json import _byte_to_char, oniguruma_pattern
-from .pattern_compiler import UnsupportedPattern
-from .pretokenizer import regex_timeout, timed_out
+from .hf_json import _byte_to_char
+from .parts.decoders import Decoder, decoder_from_json, needs_token_strings
+from .parts.fields import field as _field
+from .parts.model import BPEModel, model_from_json
+from .parts.normalizers import Normalizer, normalizer_from_json, unicode_form
+from .parts.post_processors import POST_PROCESSORS, post_part as _post_part, post_processor_ids
+from .parts.pre_tokenizers import PreTokenizer
 
 if TYPE_CHECKING:
     import regex
 
 __all__ = ["TokenizerJsonEncoding", "TokenizerJsonError", "from_tokenizer_json"]
-
-# The regex of HF's ByteLevel pre-tokenizer with use_regex (byte_level.rs): GPT-2's original pattern.
-GPT2_BYTE_LEVEL_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
-
-# Patterns as HF files write them (Oniguruma) -> the compiled scanner's pattern that cuts the same pieces.
-# cl100k/o200k as `to_tokenizer_json` writes them; GPT-2's original form is r50k's (tiktoken's is an
-# equivalent rewrite of it).
-_KNOWN_PATTERNS = {
-    GPT2_BYTE_LEVEL_PATTERN: patterns.R50K_PATTERN,
-    oniguruma_pattern(patterns.R50K_PATTERN): patterns.R50K_PATTERN,
-    oniguruma_pattern(patterns.CL100K_PATTERN): patterns.CL100K_PATTERN,
-    oniguruma_pattern(patterns.O200K_PATTERN): patterns.O200K_PATTERN,
-}
-
-# DeepSeek's pre-tokenizer (V3, R1), as its tokenizer.json writes it: these three Isolated Splits, then ByteLevel
-# without a prefix space or regex. The DEEPSEEK scanner cuts the same pieces (see _pretokenize.pyx).
-_DEEPSEEK_SPLITS = (
-    "\\p{N}{1,3}",
-    "[一-龥\u3040-ゟ゠-ヿ]+",
-    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
-    "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
-)
-
-# Oniguruma syntax with another meaning (or none) in `regex`: \h is a hex digit there, \R, \X, \K, \G,
-# \y, \Y, \O, absent operators and subexpression calls have no exact counterpart here.
-_ONIGURUMA_ONLY = re.compile(r"\\[hHRXKGyYO]|\(\?~|\\g<|\\g'")
-# Oniguruma's possessive-looking interval `X{n,m}+` is `(?:X{n,m})+` (hf_json has the reverse rewrite).
-_ONIG_INTERVAL_PLUS = re.compile(r"(\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()|?*+{])(\{\d+(?:,\d*)?\})\+")
 
 # `regex` is imported where a file first needs it (a Split pattern, ByteLevel's regex, a single_word or
 # stripped added token), not with this module: most files need none of it, and loading one should not pay
@@ -100,13 +71,6 @@ def _edge_patterns() -> _EdgePatterns:
 
     return _EdgePatterns(regex.compile(r"\w\Z"), regex.compile(r"\w"), regex.compile(r"\s*\Z"), regex.compile(r"\s*"))
 
-Pieces = list[str]
-Step = Callable[[str], Pieces]
-
-
-class TokenizerJsonError(TokenizerFileError):
-    """A `tokenizer.json` that bytebpe cannot load exactly: corrupt, inconsistent, or using a component
-    (named in the message) that it does not support."""
 
 
 # ==== reading ======================================================================================
@@ -182,500 +146,6 @@ def _checked_spec(spec: Any, name: str) -> dict[str, Any]:
     return spec
 
 
-def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], component: str, default: Any = None) -> Any:
-    value = obj.get(key, default)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise TokenizerJsonError(f"{component}: {key!r} must be {getattr(kind, '__name__', kind)}, got {value!r}")
-    return value
-
-
-# ==== the model ====================================================================================
-
-
-class _Model:
-    """The BPE model: its vocabulary as bytes, its merge table, and the ids only decoding can meet."""
-
-    def __init__(self, model: Any) -> None:
-        if not isinstance(model, dict):
-            raise TokenizerJsonError(f"model must be an object, got {model!r}")
-        kind = model.get("type", "BPE")
-        if kind != "BPE":
-            raise TokenizerJsonError(f"model {kind!r} is not supported: only BPE")
-        for key in ("continuing_subword_prefix", "end_of_word_suffix"):
-            if model.get(key) not in (None, ""):
-                raise TokenizerJsonError(f"model BPE: {key} is not supported (got {model[key]!r})")
-        if model.get("dropout") not in (None, 0, 0.0):
-            raise TokenizerJsonError(f"model BPE: dropout is not supported (got {model['dropout']!r})")
-        if model.get("byte_fallback", False):
-            raise TokenizerJsonError("model BPE: byte_fallback is not supported")
-        self.ignore_merges = _field(model, "ignore_merges", bool, "model BPE", False)
-        vocab = _field(model, "vocab", dict, "model BPE")
-        merges = _field(model, "merges", list, "model BPE")
-        ids = list(vocab.values())
-        if not (all(type(token_id) is int for token_id in ids) and len(set(ids)) == len(ids) and "" not in vocab
-                and (not ids or (min(ids) >= 0 and max(ids) < 2**31 - 1))):
-            _check_vocab_entries(vocab)     # raises, naming the first entry that is wrong
-        self.vocab: dict[str, int] = dict(vocab)
-        self.ids = frozenset(ids)
-        self.token_ids: dict[bytes, int] = {}       # the tokens BPE can make: byte characters only
-        self.decode_only: dict[int, bytes] = {}     # other entries: decode as their UTF-8 (HF's ByteLevel decoder)
-        # Each byte character becomes its byte, anything else a character Latin-1 cannot encode: one C-level
-        # translate and encode per token.
-        to_latin1 = _TO_LATIN1
-        for token, token_id in vocab.items():
-            try:
-                self.token_ids[token.translate(to_latin1).encode("latin-1")] = token_id
-            except UnicodeEncodeError:
-                self.decode_only[token_id] = token.encode("utf-8")
-        missing = [byte for byte in range(256) if bytes([byte]) not in self.token_ids]
-        if missing and model.get("unk_token") is not None:
-            raise TokenizerJsonError(
-                f"model BPE: an unk_token with a vocabulary lacking {len(missing)} of the 256 byte characters is "
-                "not supported (HF would put the unk token in place of those bytes)")
-        pairs = _merge_pairs(merges, self.vocab, self.decode_only)
-        try:
-            self.table = _core.MergeTable.from_pair_merges(self.token_ids, pairs, self.ignore_merges)
-        except ValueError as error:
-            _merge_pairs_one_by_one(merges, self.vocab)     # names the merge whose result is not a token
-            raise TokenizerJsonError(f"model BPE: {error}") from None
-
-
-# GPT-2's byte characters -> the bytes they stand for, as Latin-1 characters; every other character below 256
-# -> one Latin-1 cannot encode (U+FFFF), so that encoding a translated token fails unless it is all bytes.
-_TO_LATIN1 = {**{code: 0xFFFF for code in range(256)},
-              **{ord(char): byte for byte, char in enumerate(_byte_to_char())}}
-
-
-def _check_vocab_entries(vocab: dict[Any, Any]) -> None:
-    """The error for the first entry of `vocab` that is not a token with an id of its own."""
-    owner: dict[int, str] = {}
-    for token, token_id in vocab.items():
-        if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**31 - 1:
-            raise TokenizerJsonError(f"model BPE: id of {token!r} is {token_id!r}, outside 0..{2**31 - 2}")
-        if token_id in owner:
-            raise TokenizerJsonError(f"model BPE: id {token_id} is given to both {owner[token_id]!r} and {token!r}")
-        if not token:
-            raise TokenizerJsonError("model BPE: the empty string cannot be a token")
-        owner[token_id] = token
-
-
-def _merge_pairs(merges: list[Any], vocab: dict[str, int], decode_only: dict[int, bytes]) -> list[tuple[int, int]]:
-    """The merges as (left id, right id), leaving out those of tokens that are not byte characters (no
-    byte-level piece ever holds their parts); a malformed merge, or one naming a string that is not in the
-    vocabulary, is an error naming it. In bulk; one by one (`_merge_pairs_one_by_one`) only to name what is
-    wrong. (Whether a merge of byte characters makes a token is for the table to check.)"""
-    try:
-        # In C-level loops (map, set, zip): 151k merges took ~0.15 s as a Python loop.
-        kinds = set(map(type, merges))
-        if kinds == {str}:      # "a b", as older files write them
-            parts = [merge.split(" ") for merge in merges]
-        elif kinds == {list}:   # ["a", "b"]
-            parts = merges
-        else:
-            raise TypeError("a merge of another shape")
-        if merges and set(map(len, parts)) != {2}:
-            raise ValueError("a merge of another length")
-        ids = list(map(vocab.__getitem__, itertools.chain.from_iterable(parts)))   # KeyError: a name not in it
-        pairs = list(zip(ids[0::2], ids[1::2]))
-        # Whether each merge makes a token: the caller's table checks it for the merges of byte characters
-        # (`from_pair_merges`), here for the others.
-        if decode_only and not all(left + right in vocab for (left, right), (left_id, right_id) in zip(parts, pairs)
-                                   if left_id in decode_only or right_id in decode_only):
-            raise KeyError("a merge makes no token")
-    except (KeyError, TypeError, ValueError):
-        pairs = _merge_pairs_one_by_one(merges, vocab)
-    if decode_only:
-        pairs = [(left, right) for left, right in pairs if left not in decode_only and right not in decode_only]
-    return pairs
-
-
-def _merge_pairs_one_by_one(merges: list[Any], vocab: dict[str, int]) -> list[tuple[int, int]]:
-    pairs = []
-    for index, merge in enumerate(merges):
-        if isinstance(merge, str):
-            parts = merge.split(" ")
-        elif isinstance(merge, list) and all(isinstance(part, str) for part in merge):
-            parts = merge
-        else:
-            raise TokenizerJsonError(f"model BPE: merge {index} must be 'a b' or ['a', 'b'], got {merge!r}")
-        if len(parts) != 2:
-            raise TokenizerJsonError(f"model BPE: merge {index} must name two tokens, got {merge!r}")
-        left, right = parts
-        for part in (left, right, left + right):
-            if part not in vocab:
-                raise TokenizerJsonError(f"model BPE: merge {index} {merge!r}: {part!r} is not in the vocabulary")
-        pairs.append((vocab[left], vocab[right]))
-    return pairs
-
-
-# ==== normalizers ==================================================================================
-
-
-def _lowercase(text: str) -> str:
-    # Python's str.lower() applies the Final_Sigma context rule; HF lowercases character by character.
-    return text.lower() if "\u03a3" not in text else "".join(char.lower() for char in text)
-
-
-def _normalizer(spec: Any) -> Callable[[str], str] | None:
-    if spec is None:
-        return None
-    if not isinstance(spec, dict):
-        raise TokenizerJsonError(f"normalizer must be an object or null, got {spec!r}")
-    kind = spec.get("type")
-    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
-        return lambda text: unicodedata.normalize(kind, text)
-    if kind == "Lowercase":
-        return _lowercase
-    if kind == "Prepend":
-        prefix = _field(spec, "prepend", str, "normalizer Prepend")
-        return lambda text: prefix + text if text else text
-    if kind == "Replace":
-        pattern = _compiled_pattern(spec.get("pattern"), "normalizer Replace")
-        content = _field(spec, "content", str, "normalizer Replace")
-
-        def replace(text: str) -> str:
-            pieces, last = [], 0
-            for start, end in _matches(pattern, text, "normalizer Replace"):
-                pieces += [text[last:start], content]
-                last = end
-            return "".join(pieces) + text[last:]
-        return replace
-    if kind == "Sequence":
-        steps = [step for step in (_normalizer(s) for s in _field(spec, "normalizers", list, "normalizer Sequence"))
-                 if step is not None]
-        if not steps:
-            return None
-
-        def sequence(text: str) -> str:
-            for step in steps:
-                text = step(text)
-            return text
-        return sequence
-    raise TokenizerJsonError(f"normalizer {kind!r} is not supported (supported: NFC, NFD, NFKC, NFKD, Lowercase, "
-                             "Replace, Prepend, Sequence)")
-
-
-# ==== patterns =====================================================================================
-
-
-def _python_pattern(onig: str, component: str) -> str:
-    """An Oniguruma pattern (HF's regex engine) as `regex` reads it the same way, or an error."""
-    found = _ONIGURUMA_ONLY.search(onig)
-    if found:
-        raise TokenizerJsonError(f"{component}: {found.group()!r} in pattern {onig!r} is Oniguruma syntax "
-                                 "that bytebpe does not translate")
-    if re.search(r"\[[^\]]*&&", onig):
-        raise TokenizerJsonError(f"{component}: class intersection '&&' in pattern {onig!r} is not supported")
-    return _ONIG_INTERVAL_PLUS.sub(r"(?:\1\2)+", onig)
-
-
-def _compiled_pattern(pattern: Any, component: str) -> regex.Pattern[str]:
-    import regex
-
-    if not isinstance(pattern, dict) or len(pattern) != 1 or not isinstance(next(iter(pattern.values())), str):
-        raise TokenizerJsonError(f"{component}: pattern must be {{'String': ...}} or {{'Regex': ...}}, got {pattern!r}")
-    (kind, source), = pattern.items()
-    if kind == "String":
-        return regex.compile(regex.escape(source))
-    if kind != "Regex":
-        raise TokenizerJsonError(f"{component}: pattern kind {kind!r} is not String or Regex")
-    try:
-        return regex.compile(_python_pattern(source, component))
-    except regex.error as error:
-        raise TokenizerJsonError(f"{component}: pattern {source!r} does not compile: {error}") from None
-
-
-def _matches(pattern: regex.Pattern[str], text: str, component: str) -> list[tuple[int, int]]:
-    """The non-overlapping matches, leftmost first; an empty match is refused (Oniguruma's iterator and
-    `regex` step over empty matches differently)."""
-    spans = []
-    try:
-        matches = list(pattern.finditer(text, concurrent=False, timeout=regex_timeout(text)))
-    except TimeoutError:
-        raise timed_out(f"{component}: pattern {pattern.pattern!r}", text) from None
-    for match in matches:
-        start, end = match.span()
-        if start == end:
-            raise TokenizerJsonError(f"{component}: pattern {pattern.pattern!r} matched the empty string in "
-                                     f"{text[:40]!r}; patterns that can match nothing are not supported")
-        spans.append((start, end))
-    return spans
-
-
-def _split_by(spans: list[tuple[int, int]], text: str, behavior: str, invert: bool) -> Pieces:
-    """HF's NormalizedString::split (normalizer.rs) of `text` around `spans`, empty pieces dropped."""
-    events: list[tuple[int, int, bool]] = []    # (start, end, is a match), covering the text
-    last = 0
-    for start, end in spans:
-        if last != start:
-            events.append((last, start, invert))
-        events.append((start, end, not invert))
-        last = end
-    if last != len(text):
-        events.append((last, len(text), invert))
-    kept: list[list[int]] = []
-    if behavior == "Isolated":
-        kept = [[start, end] for start, end, _ in events]
-    elif behavior == "Removed":
-        kept = [[start, end] for start, end, is_match in events if not is_match]
-    elif behavior in ("Contiguous", "MergedWithPrevious"):
-        previous = False
-        for start, end, is_match in events:
-            joins = is_match == previous if behavior == "Contiguous" else is_match and not previous
-            if joins and kept:
-                kept[-1][1] = end
-            else:
-                kept.append([start, end])
-            previous = is_match
-    elif behavior == "MergedWithNext":
-        previous = False
-        for start, end, is_match in reversed(events):
-            if is_match and not previous and kept:
-                kept[-1][0] = start
-            else:
-                kept.append([start, end])
-            previous = is_match
-        kept.reverse()
-    else:
-        raise TokenizerJsonError(f"pre_tokenizer Split: behavior {behavior!r} is not supported")
-    return [text[start:end] for start, end in kept if end > start]
-
-
-# ==== pre-tokenizers ===============================================================================
-
-
-def _is_numeric(char: str) -> bool:
-    # Rust's char::is_numeric: general categories Nd, Nl and No.
-    return unicodedata.category(char) in ("Nd", "Nl", "No")
-
-
-def _digits(individual: bool) -> Step:
-    behavior = "Isolated" if individual else "Contiguous"
-
-    def split(text: str) -> Pieces:
-        # HF's split by a character predicate: each matching character is one match.
-        spans = [(i, i + 1) for i, char in enumerate(text) if _is_numeric(char)]
-        return _split_by(spans, text, behavior, False)
-    return split
-
-
-def _pattern_split(pattern: regex.Pattern[str], behavior: str, invert: bool, component: str) -> Step:
-    if behavior not in ("Isolated", "Removed", "Contiguous", "MergedWithPrevious", "MergedWithNext"):
-        raise TokenizerJsonError(f"{component}: behavior {behavior!r} is not supported")
-    if behavior == "Isolated" and pattern.groups == 0:
-        # The common case (every piece kept, matches and gaps alike) in one C call: `split` around the whole
-        # pattern as one group gives gaps and matches alternately.
-        import regex
-
-        around = regex.compile(f"({pattern.pattern})", pattern.flags)
-
-        def isolated(text: str) -> Pieces:
-            try:
-                parts = around.split(text, concurrent=False, timeout=regex_timeout(text))
-            except TimeoutError:
-                raise timed_out(f"{component}: pattern {pattern.pattern!r}", text) from None
-            if "" in parts[1::2]:
-                _matches(pattern, text, component)      # raises, naming the empty match
-            return [part for part in parts if part]
-        return isolated
-    return lambda text: _split_by(_matches(pattern, text, component), text, behavior, invert)
-
-
-def _pre_tokenizer_steps(spec: Any) -> list[tuple[Step, dict[str, Any]]]:
-    """The pre-tokenizer as a flat list of (step, its JSON); ByteLevel must be the last one."""
-    if not isinstance(spec, dict):
-        raise TokenizerJsonError(f"pre_tokenizer must be an object, got {spec!r}")
-    kind = spec.get("type")
-    if kind == "Sequence":
-        steps = []
-        for inner in _field(spec, "pretokenizers", list, "pre_tokenizer Sequence"):
-            steps += _pre_tokenizer_steps(inner)
-        return steps
-    if kind == "Split":
-        component = "pre_tokenizer Split"
-        pattern = _compiled_pattern(spec.get("pattern"), component)
-        behavior = _field(spec, "behavior", str, component)
-        return [(_pattern_split(pattern, behavior, _field(spec, "invert", bool, component, False), component), spec)]
-    if kind == "Digits":
-        return [(_digits(_field(spec, "individual_digits", bool, "pre_tokenizer Digits", False)), spec)]
-    if kind == "ByteLevel":
-        prefix = _field(spec, "add_prefix_space", bool, "pre_tokenizer ByteLevel", True)
-        use_regex = _field(spec, "use_regex", bool, "pre_tokenizer ByteLevel", True)
-        import regex
-
-        gpt2 = regex.compile(GPT2_BYTE_LEVEL_PATTERN)
-
-        def byte_level(text: str) -> Pieces:
-            if prefix and not text.startswith(" "):
-                text = " " + text
-            if not use_regex:
-                return [text]
-            return [match.group() for match in gpt2.finditer(text, concurrent=False)]
-        return [(byte_level, spec)]
-    raise TokenizerJsonError(f"pre_tokenizer {kind!r} is not supported (supported: ByteLevel, Split, Digits, "
-                             "Sequence)")
-
-
-def _single_split_pattern(steps: list[tuple[Step, dict[str, Any]]]) -> str | None:
-    """The Oniguruma pattern of steps that are one Isolated Split by a regex, then ByteLevel without prefix
-    space or regex (the shape the compiled scanners can cut), else None."""
-    if len(steps) != 2:
-        return None
-    split, last = steps[0][1], steps[1][1]
-    if last.get("use_regex", True) or last.get("add_prefix_space", True):
-        return None
-    pattern = split.get("pattern")
-    if (split.get("type") != "Split" or split.get("behavior") != "Isolated" or split.get("invert", False)
-            or not isinstance(pattern, dict) or not isinstance(pattern.get("Regex"), str)):
-        return None
-    return pattern["Regex"]
-
-
-class _PreTokenizer:
-    """The pre-tokenizer as the core takes it: a compiled `Scanner` when it is one known split, else a
-    callable text -> pieces. `prefix_space`: ByteLevel's prefix space, added per segment by the splitter
-    when the scanner runs (it would otherwise go on each split, which a scanner cannot see)."""
-
-    def __init__(self, spec: Any) -> None:
-        if spec is None:
-            raise TokenizerJsonError("pre_tokenizer null: without ByteLevel this is not a byte-level model")
-        steps = _pre_tokenizer_steps(spec)
-        last = steps[-1][1]
-        if last.get("type") != "ByteLevel" or any(s.get("type") == "ByteLevel" for _, s in steps[:-1]):
-            raise TokenizerJsonError("pre_tokenizer: ByteLevel must be the last step, once (it maps bytes to "
-                                     "characters; bytebpe supports byte-level BPE models only)")
-        self.prefix_space = False
-        self.pretokenize: Any = None
-        # What truncate and chunks cut text with: the (pattern, dialect) of the one split that cuts it, or the
-        # hand-written scanner of DeepSeek's three (it reads nothing before a piece's start either); None
-        # when the pre-tokenizer is Python steps.
-        self.budget_split: tuple[str, str] | _pretokenize.Scanner | None = None
-        self.known_pattern = self._known_pattern(steps)
-        if self.known_pattern is not None:
-            self.pretokenize = _pretokenize.Scanner.for_pattern(self.known_pattern)
-            self.prefix_space = bool(last.get("add_prefix_space", True))
-            self.budget_split = (self.known_pattern, "tiktoken")
-        elif self._is_deepseek(steps):
-            self.pretokenize = self.budget_split = _pretokenize.Scanner(_pretokenize.PatternKind.DEEPSEEK)
-        elif (compiled := self._compiled_split(steps)) is not None:
-            self.pretokenize = compiled
-            self.budget_split = (_single_split_pattern(steps), "hf")  # type: ignore[assignment]
-        else:
-            functions = [step for step, _ in steps]
-
-            def pretokenize(text: str) -> Pieces:
-                pieces = [text] if text else []
-                for step in functions:
-                    pieces = [part for piece in pieces for part in step(piece) if part]
-                return pieces
-            self.pretokenize = pretokenize
-
-    @staticmethod
-    def _is_deepseek(steps: list[tuple[Step, dict[str, Any]]]) -> bool:
-        """Whether the steps are DeepSeek's, which the DEEPSEEK scanner cuts (the JSON, key by key)."""
-        *splits, (_, last) = steps
-        return (len(splits) == len(_DEEPSEEK_SPLITS)
-                and all({"invert": False, **spec} == {"type": "Split", "pattern": {"Regex": pattern},
-                                                      "behavior": "Isolated", "invert": False}
-                        for (_, spec), pattern in zip(splits, _DEEPSEEK_SPLITS))
-                and last.get("add_prefix_space") is False and last.get("use_regex") is False)
-
-    @staticmethod
-    def _compiled_split(steps: list[tuple[Step, dict[str, Any]]]) -> _pretokenize.Scanner | None:
-        """The compiled scanner (HF's classes) of one Isolated Split by a pattern of the family followed by
-        ByteLevel without prefix space or regex (Llama 3's, Qwen's, most byte-level files'), if it is that."""
-        split = _single_split_pattern(steps)
-        if split is None:
-            return None
-        try:
-            return _pretokenize.Scanner.compiled(split, "hf")
-        except UnsupportedPattern:
-            return None
-
-    @staticmethod
-    def _known_pattern(steps: list[tuple[Step, dict[str, Any]]]) -> str | None:
-        """The tiktoken pattern whose compiled scanner cuts the pieces these steps cut, if any."""
-        last = steps[-1][1]
-        if len(steps) == 1 and last.get("use_regex", True):
-            return patterns.R50K_PATTERN
-        split = _single_split_pattern(steps)
-        return None if split is None else _KNOWN_PATTERNS.get(split)
-
-
-# ==== post-processors ==============================================================================
-
-
-def _pair_id(spec: dict[str, Any], key: str, component: str) -> int:
-    """RobertaProcessing's / BertProcessing's ["<s>", 0] form: the id."""
-    value = spec.get(key)
-    if (not isinstance(value, list) or len(value) != 2 or not isinstance(value[0], str)
-            or not isinstance(value[1], int) or isinstance(value[1], bool)):
-        raise TokenizerJsonError(f"{component}: {key!r} must be [token, id], got {value!r}")
-    return value[1]
-
-
-def _template_ids(spec: dict[str, Any]) -> tuple[list[int], list[int]]:
-    """TemplateProcessing's single-sequence template as (ids before $A, ids after it)."""
-    component = "post_processor TemplateProcessing"
-    single = _field(spec, "single", list, component)
-    special_tokens = _field(spec, "special_tokens", dict, component, {})
-    around: tuple[list[int], list[int]] = ([], [])
-    sequences = 0
-    for piece in single:
-        if isinstance(piece, dict) and len(piece) == 1 and isinstance(piece.get("Sequence"), dict):
-            if piece["Sequence"].get("id") != "A":
-                raise TokenizerJsonError(f"{component}: the single template names sequence "
-                                         f"{piece['Sequence'].get('id')!r}; only $A is a single sequence")
-            sequences += 1
-            continue
-        if not (isinstance(piece, dict) and len(piece) == 1 and isinstance(piece.get("SpecialToken"), dict)):
-            raise TokenizerJsonError(f"{component}: template piece {piece!r} is neither a Sequence nor a SpecialToken")
-        name = piece["SpecialToken"].get("id")
-        token = special_tokens.get(name)
-        ids = token.get("ids") if isinstance(token, dict) else None
-        if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-            raise TokenizerJsonError(f"{component}: special token {name!r} of the template has no ids in "
-                                     "'special_tokens'")
-        around[min(sequences, 1)].extend(ids)
-    if sequences != 1:
-        raise TokenizerJsonError(f"{component}: the single template must hold $A exactly once (it holds it "
-                                 f"{sequences} times)")
-    return around
-
-
-def _post_part(token_id: int) -> str:
-    """The splitter's part for a post-processor id (the core looks token parts up by name)."""
-    return f"\0post_processor {token_id}"
-
-
-def _post_processor_ids(spec: Any) -> tuple[list[int], list[int]]:
-    """The ids HF's post-processor puts (before, after) one sequence's ids with add_special_tokens=True."""
-    if spec is None:
-        return [], []
-    kind = spec.get("type") if isinstance(spec, dict) else None
-    if kind == "ByteLevel":
-        return [], []       # it only trims offsets
-    if kind in ("RobertaProcessing", "BertProcessing"):
-        component = f"post_processor {kind}"
-        return [_pair_id(spec, "cls", component)], [_pair_id(spec, "sep", component)]
-    if kind == "TemplateProcessing":
-        return _template_ids(spec)
-    if kind == "Sequence":
-        processors = _field(spec, "processors", list, "post_processor Sequence")
-        adding = [inner for inner in processors if not (isinstance(inner, dict) and inner.get("type") == "ByteLevel")]
-        if len(adding) > 1:
-            # HF hands the next processor the pieces of the previous template as separate sequences: RoBERTa
-            # after a template wraps each piece in <s> </s>. No real file does this; refuse rather than guess.
-            kinds = ", ".join(str(inner.get("type") if isinstance(inner, dict) else inner) for inner in adding)
-            raise TokenizerJsonError(f"post_processor Sequence: more than one processor that adds ids ({kinds}) "
-                                     "is not supported")
-        return _post_processor_ids(adding[0]) if adding else ([], [])
-    raise TokenizerJsonError(f"post_processor {kind!r} is not supported with add_special_tokens=True (supported: "
-                             "TemplateProcessing, RobertaProcessing, BertProcessing, ByteLevel, Sequence)")
-
-
-# ==== added tokens =================================================================================
-
 
 class _AddedToken:
     __slots__ = ("id", "content", "single_word", "lstrip", "rstrip", "normalized", "special", "pattern")
@@ -699,7 +169,7 @@ class _AddedToken:
         self.pattern = self.content     # what is matched: the normalized content for a normalized token
 
 
-def _added_tokens(specs: Any, model: _Model, normalize: Callable[[str], str] | None) -> list[_AddedToken]:
+def _added_tokens(specs: Any, model: BPEModel, normalize: Callable[[str], str] | None) -> list[_AddedToken]:
     """The added tokens with the ids HF gives them (AddedVocabulary::add_tokens): the id of the same string
     in the vocabulary, else the next id from the vocabulary's size on, in file order. HF ignores the ids
     written in the file (it warns when they differ); so does this."""
@@ -750,7 +220,7 @@ class _AddedTokenSplitter:
     found but not split out (HF's encode_special_tokens)."""
 
     def __init__(self, tokens: list[_AddedToken], skipped: frozenset[str], normalize: Callable[[str], str] | None,
-                 prefix_space: bool, around: tuple[list[str], list[str]]) -> None:
+                 prefix_space: bool, around: tuple[list[str], list[str]], prepend_first: str | None = None) -> None:
         self.by_content = {token.content: token for token in tokens}
         self.by_pattern = {token.pattern: token for token in tokens if token.normalized}
         raw = frozenset(token.content for token in tokens if not token.normalized)
@@ -764,6 +234,9 @@ class _AddedTokenSplitter:
         self.skipped = skipped
         self.normalize = normalize
         self.prefix_space = prefix_space
+        # Metaspace's replacement before the text's first segment (its "first" prepend scheme), unless that
+        # segment starts with a space or the replacement already.
+        self.prepend_first = prepend_first
         # The post-processor's ids as token parts: ["", p1, ..., "", pn] before the text's parts (which start
         # with ordinary text), [s1, "", ..., sm, ""] after them (which end with ordinary text).
         before, after = around
@@ -775,7 +248,7 @@ class _AddedTokenSplitter:
         (no added token can be split out, nothing normalized, prepended or put around), the `re` split that
         named encodings use when it splits at plain raw tokens only, else itself: a Python call that builds
         its parts per document costs more than encoding a short document."""
-        if self.before or self.after or self.normalize is not None or self.prefix_space:
+        if self.before or self.after or self.normalize is not None or self.prefix_space or self.prepend_first:
             return self
         tokens = list(self.by_content.values())
         active = [token for token in tokens if not (token.special and token.content in self.skipped)]
@@ -823,16 +296,25 @@ class _AddedTokenSplitter:
             splits.append((sentence[offset:], None))
         return splits
 
+    def _at_start(self, part: str) -> str:
+        """The text's first segment, with Metaspace's replacement put first when it asks for that."""
+        if self.prepend_first and part and not part.startswith((" ", self.prepend_first)):
+            return self.prepend_first + part
+        return part
+
     def __call__(self, text: str) -> list[str]:
         if self.any_search is not None and self.any_search(text) is None:
             if self.prefix_space and text and not text.startswith(" "):
                 text = " " + text
+            text = self._at_start(text)
             return self.before + [text] + self.after if self.before or self.after else [text]
         out: list[str] = []     # ordinary, token, ordinary, token, ..., ordinary
 
         def ordinary(part: str) -> None:
             if self.prefix_space and part and not part.startswith(" "):
                 part = " " + part
+            if not out:     # (the text's first part, not after a token)
+                part = self._at_start(part)
             if len(out) % 2:
                 out[-1] += part     # (never happens: segments alternate) kept for safety of the format
             else:
@@ -887,19 +369,21 @@ class AddedTokens:
     that no added token has (the splitter returns only added tokens' contents from text)."""
 
     def __init__(self, tokens: list[_AddedToken], decode_only: dict[int, bytes],
-                 normalize: Callable[[str], str] | None, prefix_space: bool, before: list[int],
+                 normalize: Callable[[str], str] | None, pre_tokenizer: PreTokenizer, before: list[int],
                  after: list[int]) -> None:
         self.tokens = {token.content: token.id for token in tokens if token.special}
         self._added = tokens
         self._special = frozenset(self.tokens)
         self._normalize = normalize
-        self._prefix_space = prefix_space
+        self._prefix_space = pre_tokenizer.prefix_space
+        self._prepend_first = pre_tokenizer.prepend_first
         self._around = ([_post_part(i) for i in before], [_post_part(i) for i in after])
         self._splits: dict[frozenset[str], Any] = {}
         self._decode = dict(decode_only)
         for token in tokens:
             # HF decodes an added token from its normalized form (AddedVocabulary::simple_id_to_token).
-            self._decode[token.id] = _byte_level_decode(token.pattern if token.normalized else token.content)
+            shown = token.pattern if token.normalized else token.content
+            self._decode[token.id] = _byte_level_decode(shown) if pre_tokenizer.byte_level else shown.encode("utf-8")
         parts = {token.content: token.id for token in tokens}
         # (after the real contents, so that those name their ids for decoding)
         post_parts = {_post_part(token_id): token_id for token_id in before + after}
@@ -919,7 +403,7 @@ class AddedTokens:
             return self._splits[allowed]
         except KeyError:
             splitter = _AddedTokenSplitter(self._added, self._special - allowed, self._normalize, self._prefix_space,
-                                 self._around).simplest()
+                                           self._around, self._prepend_first).simplest()
             self._splits[allowed] = splitter
             return splitter
 
@@ -981,6 +465,38 @@ _HF_SPACES = "\u0120\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\
              "\u2028\u2029\u202f\u205f\u3000"
 
 
+class _CharacterPieces:
+    """The pre-tokenizer of a character-level model: its pieces, with the characters the vocabulary lacks cut
+    out as the ids HF gives them (`BPEModel.cut_unknown`); one search first, as most texts have none."""
+
+    def __init__(self, pretokenize: Callable[[str], list[str]] | None, model: BPEModel) -> None:
+        import regex    # (a character class of every character of the vocabulary: `re` takes it too, slower)
+
+        self.pretokenize = pretokenize
+        self.model = model
+        self.unknown = regex.compile(model.unknown_characters()).search
+
+    def __call__(self, text: str) -> list[str | int]:
+        pieces = [text] if self.pretokenize is None else self.pretokenize(text)
+        if self.unknown(text) is None:
+            return pieces
+        return self.model.cut_unknown(pieces)
+
+
+class _TokenStrings:
+    """Decoding by the file's decoder: the ids as HF's token strings (an added token's content, its
+    normalized form for a normalized one; else the vocabulary's entry), then the decoder's chain."""
+
+    def __init__(self, decoder: Decoder, model: BPEModel, tokens: list[_AddedToken]) -> None:
+        self.decoder = decoder
+        self.strings = {token_id: token for token, token_id in model.vocab.items()}
+        self.strings.update((token.id, token.pattern if token.normalized else token.content) for token in tokens)
+
+    def __call__(self, ids: list[int]) -> str:
+        strings = self.strings
+        return self.decoder.decode([strings[token_id] for token_id in ids])
+
+
 class TokenizerJsonEncoding(Encoding):
     """An `Encoding` read from an HF `tokenizer.json` (see `from_tokenizer_json`); pickles as its JSON."""
 
@@ -1003,42 +519,43 @@ class TokenizerJsonEncoding(Encoding):
         model_spec = spec.get("model")
         if isinstance(model_spec, dict) and model_spec.get("type", "BPE") != "BPE":
             # The model first: a WordPiece or Unigram file is refused for what it is, not for its decoder.
-            raise TokenizerJsonError(f"model {model_spec['type']!r} is not supported: only BPE (byte-level BPE "
-                                     f"tokenizers: GPT-2, Llama 3, Qwen, DeepSeek, ...)")
-        decoder = spec.get("decoder")
-        if not isinstance(decoder, dict) or decoder.get("type") != "ByteLevel":
-            raise TokenizerJsonError(f"decoder {decoder!r} is not supported: only ByteLevel")
+            model_from_json(model_spec, False)
         processor = spec.get("post_processor")
-        if processor is not None and (not isinstance(processor, dict) or processor.get("type") not in (
-                "ByteLevel", "TemplateProcessing", "RobertaProcessing", "BertProcessing", "Sequence")):
-            raise TokenizerJsonError(f"post_processor {processor!r} is not supported")
-        model = _Model(spec["model"])
-        normalize = _normalizer(spec.get("normalizer"))
-        pre_tokenizer = _PreTokenizer(spec.get("pre_tokenizer"))
+        if processor is not None and (not isinstance(processor, dict) or processor.get("type") not in POST_PROCESSORS):
+            kind = processor.get("type") if isinstance(processor, dict) else processor
+            raise TokenizerJsonError(f"post_processor {str(kind)[:40]!r} is not supported (supported: "
+                                     f"{', '.join(POST_PROCESSORS)})")
+        pre_tokenizer = PreTokenizer(spec.get("pre_tokenizer"))
+        decoder = decoder_from_json(spec.get("decoder"))
+        model = model_from_json(model_spec, pre_tokenizer.byte_level)
+        normalize = normalizer_from_json(spec.get("normalizer"))
         tokens = _added_tokens(spec.get("added_tokens", []), model, normalize)
-        before, after = _post_processor_ids(processor) if add_special_tokens else ([], [])
+        before, after = post_processor_ids(processor) if add_special_tokens else ([], [])
         known_ids = {*model.ids, *(token.id for token in tokens)}
         for token_id in before + after:
             if token_id not in known_ids:
                 raise TokenizerJsonError(f"post_processor: id {token_id} is neither in the vocabulary nor an added "
                                          "token (bytebpe could not decode it)")
+        pretokenize = pre_tokenizer.pretokenize
+        if not model.byte_level:
+            pretokenize = _CharacterPieces(pretokenize, model)
 
-        specials = AddedTokens(tokens, model.decode_only, normalize, pre_tokenizer.prefix_space, before, after)
+        specials = AddedTokens(tokens, model.decode_only, normalize, pre_tokenizer, before, after)
         import hashlib  # (here: loading any other kind of file should not pay for its import)
 
         encoding = cls.__new__(cls)
         # The pattern is only bookkeeping when the pre-tokenizer is a Python callable.
         encoding._assemble(name, pre_tokenizer.known_pattern or r"[\s\S]+", model.table, specials,
-                           pretokenize=pre_tokenizer.pretokenize,
+                           pretokenize=pretokenize,
+                           decode_text=_TokenStrings(decoder, model, tokens) if needs_token_strings(decoder) else None,
+                           n_vocab=max(model.n_vocab, 1 + max((token.id for token in tokens), default=-1)),
                            # Token files record this to check a decode against (tokens.layout.vocabulary_sha256):
                            # the whole file, since the merges, the pre-tokenizer and the added tokens decide the
                            # ids as much as the vocabulary.
                            vocabulary_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
         encoding._json_text = text
         encoding._split_for_budgets = pre_tokenizer.budget_split
-        normalizer_spec = spec.get("normalizer")
-        encoding._normal_form = normalizer_spec.get("type") if isinstance(normalizer_spec, dict) and \
-            normalizer_spec.get("type") in ("NFC", "NFD", "NFKC", "NFKD") else None
+        encoding._normal_form = unicode_form(normalize)
         encoding.add_special_tokens = add_special_tokens
         encoding.prefix_ids, encoding.suffix_ids = tuple(before), tuple(after)
         encoding._offset_trim = _OffsetTrim.of(processor, model, tokens)

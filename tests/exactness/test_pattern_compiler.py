@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 import bytebpe
 from bytebpe import patterns
 from bytebpe._pretokenize import Scanner, case_extras, code_point_props
-from bytebpe.hf_import import _DEEPSEEK_SPLITS
+from bytebpe.parts.pre_tokenizers import _DEEPSEEK_SPLITS
 from bytebpe.pattern_compiler import UnsupportedPattern
 
 tiktoken = pytest.importorskip("tiktoken")

@@ -24,6 +24,8 @@ LAYERS: list[tuple[str, set[str]]] = [
         "_version", "_bundled_digests", "_core", "_pretokenize", "_textio", "_train", "_reference",
         "atomic_write", "batching", "budgets", "bundled", "encoded_documents", "file_formats", "hf_json", "interrupts",
         "models", "pattern_compiler", "patterns", "pretokenizer", "progress", "readers", "serialization",
+        "parts", "parts._char_tables", "parts.chars", "parts.fields", "parts.patterns", "parts.normalizers", "parts.pre_tokenizers",
+        "parts.model", "parts.post_processors", "parts.decoders",
         "tokens", "tokens.arrays", "unstable", "vocab_io"}),
     ("the encoding", {"encoding"}),
     ("names and sources: the registry, plugins, downloads and caches", {

@@ -131,9 +131,14 @@ def test_pieces_returned_by_a_callable_that_reuses_its_list(cl100k):
     assert cl100k._core.encode_batch(findall, None, texts) == expected
 
 
-def test_pieces_must_be_str(cl100k):
-    with pytest.raises(TypeError, match="must be str"):
-        cl100k._core.encode_pieces(["abc", b"def"])
+def test_pieces_must_be_str_bytes_or_ids(cl100k):
+    # bytes: a piece cut inside a character (a tokenizer.json splitting after ByteLevel); an int: an id the
+    # pre-tokenizer chose (a character the vocabulary lacks). Held like the strs.
+    assert cl100k._core.encode_pieces(["abc", b"def"]) == cl100k.encode_ordinary("abc") + cl100k.encode_ordinary("def")
+    assert cl100k._core.encode(lambda text: [b"\xe4\xbd", b"\xa0", 42], None, "x") == \
+        cl100k._core.encode_pieces([b"\xe4\xbd", b"\xa0"]) + [42]
+    with pytest.raises(ValueError, match="outside"):
+        cl100k._core.encode(lambda text: [-1], None, "x")
     with pytest.raises(TypeError, match="must be str"):
         cl100k._core.encode(lambda text: [("tuple", "from a group")], None, "text")
 

@@ -1,0 +1,293 @@
+"""A tokenizer.json's model: HF's BPE on the compiled core's byte-pair merge.
+
+HF's BPE starts a word from its characters (each a vocabulary entry), then merges the listed pair of lowest
+index until none applies (`MergeTable.from_pair_merges` does the same on bytes). Two kinds of vocabulary:
+
+- byte-level (the pre-tokenizer has ByteLevel): every character of a piece stands for one byte (GPT-2's
+  byte characters), so a token is the bytes its characters stand for, and the core merges bytes directly.
+  A vocabulary entry of other characters can never be made from text: it decodes as its UTF-8.
+- character-level (SentencePiece-style: Llama 2, Mistral, Phi-3, ...): a token is its UTF-8. The core starts
+  from bytes, so each character of 2-4 bytes that is a token is first made from its bytes by merges ranked
+  before all of the file's: (lead, continuation) -> the first two bytes, and so on (a lead byte is always
+  followed by its own continuation bytes in UTF-8, so these merges never reach across characters). Their
+  partial results are tokens of their own, with ids above the vocabulary's, that no text can end on: a
+  piece's characters that are not tokens are cut out first (`CharacterModel.cut_unknown`), each becoming
+  what HF makes of it — its bytes' ``<0xXX>`` tokens with `byte_fallback`, else the unk token (one per run
+  with `fuse_unk`), else nothing. Neither kind of id is in any merge (checked), so cutting them out changes
+  no merge of the rest.
+
+Refused, naming the option: `dropout`, `continuing_subword_prefix`, `end_of_word_suffix` (CLIP), merges of
+byte-fallback or unk tokens, and for byte-level files an `unk_token` with bytes missing from the vocabulary.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from .. import _core
+from ..file_formats import TokenizerJsonError
+from ..hf_json import _byte_to_char
+from .fields import field
+
+__all__ = ["BPEModel", "model_from_json"]
+
+_OTHER_MODELS = {
+    "WordPiece": "a WordPiece model (BERT-style): use HF tokenizers for it",
+    "Unigram": "a Unigram model (T5, ALBERT, XLNet-style SentencePiece): use HF tokenizers or sentencepiece for it",
+    "WordLevel": "a WordLevel model: use HF tokenizers for it",
+}
+
+# GPT-2's byte characters -> the bytes they stand for, as Latin-1 characters; every other character below 256
+# -> one Latin-1 cannot encode (U+FFFF), so that encoding a translated token fails unless it is all bytes.
+_TO_LATIN1 = {**{code: 0xFFFF for code in range(256)},
+              **{ord(char): byte for byte, char in enumerate(_byte_to_char())}}
+
+
+def model_from_json(spec: Any, byte_level: bool) -> BPEModel:
+    """The model a tokenizer.json's "model" describes; `byte_level`: whether the pre-tokenizer maps bytes to
+    characters (its ByteLevel)."""
+    if not isinstance(spec, dict):
+        raise TokenizerJsonError(f"model must be an object, got {type(spec).__name__}")
+    kind = spec.get("type", "BPE")
+    if kind != "BPE":
+        reason = _OTHER_MODELS.get(kind) if isinstance(kind, str) else None
+        raise TokenizerJsonError(f"model {str(kind)[:40]!r} is not supported: "
+                                 f"{reason or 'bytebpe serves BPE models only'}")
+    return BPEModel(spec, byte_level)
+
+
+class BPEModel:
+    """The vocabulary as bytes, its merge table, and the ids only decoding can meet.
+
+    `token_ids`: bytes -> id of the tokens the core can make; `decode_only`: id -> bytes of the others;
+    `n_vocab`: one past the largest id of the file's vocabulary (the ids of the character-level model's
+    partial characters lie above it)."""
+
+    def __init__(self, spec: dict[str, Any], byte_level: bool) -> None:
+        component = "model BPE"
+        for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+            if spec.get(key) not in (None, ""):
+                raise TokenizerJsonError(f"{component}: {key} is not supported (got {str(spec[key])[:20]!r})")
+        if spec.get("dropout") not in (None, 0, 0.0):
+            raise TokenizerJsonError(f"{component}: dropout is not supported (got {spec['dropout']!r}): its ids "
+                                     "are random")
+        self.spec = spec
+        self.byte_level = byte_level
+        self.ignore_merges = field(spec, "ignore_merges", bool, component, False)
+        self.byte_fallback = field(spec, "byte_fallback", bool, component, False)
+        self.fuse_unk = field(spec, "fuse_unk", bool, component, False)
+        self.unk_token = field(spec, "unk_token", (str, type(None)), component, None)
+        vocab = field(spec, "vocab", dict, component)
+        merges = field(spec, "merges", list, component)
+        ids = list(vocab.values())
+        if not (all(type(token_id) is int for token_id in ids) and len(set(ids)) == len(ids)
+                and (not ids or (min(ids) >= 0 and max(ids) < 2**31 - 1))):
+            _check_vocab_entries(vocab)     # raises, naming the first entry that is wrong
+        self.vocab: dict[str, int] = dict(vocab)
+        self.ids = frozenset(ids)
+        self.n_vocab = 1 + max(ids, default=-1)
+        self.token_ids: dict[bytes, int] = {}
+        self.decode_only: dict[int, bytes] = {}
+        self.unk_id: int | None = None
+        if self.unk_token is not None:
+            if self.unk_token not in self.vocab:
+                raise TokenizerJsonError(f"{component}: unk_token {self.unk_token[:40]!r} is not in the vocabulary")
+            self.unk_id = self.vocab[self.unk_token]
+        if byte_level:
+            self._byte_level_tokens()
+            prefix_merges: list[tuple[int, int]] = []
+        else:
+            prefix_merges = self._character_tokens()
+        pairs = _merge_pairs(merges, self.vocab, self.decode_only)
+        if not byte_level:
+            self._check_merges_of_cut_ids(pairs)
+        try:
+            self.table = _core.MergeTable.from_pair_merges(self.token_ids, prefix_merges + pairs, self.ignore_merges)
+        except ValueError as error:
+            _merge_pairs_one_by_one(merges, self.vocab)     # names the merge whose result is not a token
+            raise TokenizerJsonError(f"{component}: {error}") from None
+
+    def to_json(self) -> dict[str, Any]:
+        return self.spec
+
+    # ---- byte-level --------------------------------------------------------------------------------
+
+    def _byte_level_tokens(self) -> None:
+        # Each byte character becomes its byte, anything else a character Latin-1 cannot encode: one C-level
+        # translate and encode per token.
+        to_latin1 = _TO_LATIN1
+        for token, token_id in self.vocab.items():
+            try:
+                data = token.translate(to_latin1).encode("latin-1")
+            except UnicodeEncodeError:
+                self.decode_only[token_id] = token.encode("utf-8")
+                continue
+            if data:
+                self.token_ids[data] = token_id
+            else:
+                self.decode_only[token_id] = b""    # "" (Whisper's): no text makes it, HF decodes it as nothing
+        missing = [byte for byte in range(256) if bytes([byte]) not in self.token_ids]
+        if missing and self.unk_token is not None:
+            raise TokenizerJsonError(
+                f"model BPE: an unk_token with a vocabulary lacking {len(missing)} of the 256 byte characters is "
+                "not supported (HF would put the unk token in place of those bytes)")
+        if self.byte_fallback and missing:
+            raise TokenizerJsonError("model BPE: byte_fallback on a byte-level vocabulary that lacks byte "
+                                     "characters is not supported")
+
+    # ---- character-level ---------------------------------------------------------------------------
+
+    def _character_tokens(self) -> list[tuple[int, int]]:
+        """Fill the tables of a character-level vocabulary; returns the merges that make its characters."""
+        self.fallback_ids: dict[int, int] = {}      # byte -> the id of its <0xXX> token (byte_fallback only)
+        if self.byte_fallback:
+            for byte in range(256):
+                token_id = self.vocab.get(f"<0x{byte:02X}>")
+                if token_id is not None:
+                    self.fallback_ids[byte] = token_id
+        fallback = set(self.fallback_ids.values())
+        for token, token_id in self.vocab.items():
+            if token_id in fallback:
+                continue
+            if token:
+                self.token_ids[token.encode("utf-8", "surrogatepass")] = token_id
+            else:
+                self.decode_only[token_id] = b""
+        for byte, token_id in self.fallback_ids.items():
+            # A byte's <0xXX> token is that byte in the table unless a character token is (ASCII "a"): then
+            # it only decodes to it.
+            if self.token_ids.setdefault(bytes([byte]), token_id) != token_id:
+                self.decode_only[token_id] = bytes([byte])
+        self.characters = frozenset(token for token in self.vocab if len(token) == 1
+                                    and self.vocab[token] not in fallback)
+        next_id = max(self.n_vocab, 1 + max(self.token_ids.values(), default=-1))
+        merges: list[tuple[int, int]] = []
+        for char in sorted(self.characters):
+            data = char.encode("utf-8", "surrogatepass")
+            if len(data) == 1:
+                continue
+            # Each byte and each prefix a token (those the vocabulary lacks, with ids of their own).
+            for part in [data[i:i + 1] for i in range(len(data))] + [data[:length] for length in range(2, len(data))]:
+                if part not in self.token_ids:
+                    self.token_ids[part] = next_id
+                    next_id += 1
+            merges.extend((self.token_ids[data[:length - 1]], self.token_ids[data[length - 1:length]])
+                          for length in range(2, len(data) + 1))
+        # One merge per (prefix, byte) pair, whichever character listed it first.
+        return list(dict.fromkeys(merges))
+
+    def _check_merges_of_cut_ids(self, pairs: list[tuple[int, int]]) -> None:
+        cut = set(self.fallback_ids.values()) | ({self.unk_id} if self.unk_id is not None else set())
+        for left, right in pairs:
+            if left in cut or right in cut:
+                raise TokenizerJsonError("model BPE: a merge of a byte-fallback or unk token is not supported")
+
+    def cut_unknown(self, pieces: list[str]) -> list[str | int]:
+        """The pieces with each character that is not a token cut out as HF's BPE treats it (see the module's
+        docstring): its bytes' ids, the unk id, or nothing."""
+        out: list[str | int] = []
+        characters = self.characters
+        for piece in pieces:
+            if self.ignore_merges and piece in self.vocab:
+                out.append(piece)
+                continue
+            start = 0
+            pending_unk = False
+            for at, char in enumerate(piece):
+                if char in characters:
+                    continue
+                if start < at:
+                    if pending_unk:
+                        out.append(self.unk_id)    # type: ignore[arg-type]
+                        pending_unk = False
+                    out.append(piece[start:at])
+                start = at + 1
+                data = char.encode("utf-8", "surrogatepass")
+                if self.byte_fallback and all(byte in self.fallback_ids for byte in data):
+                    # HF adds the byte tokens at once and leaves a pending unk to after them.
+                    out.extend(self.fallback_ids[byte] for byte in data)
+                elif self.unk_id is not None:
+                    if pending_unk and not self.fuse_unk:
+                        out.append(self.unk_id)
+                    pending_unk = True
+            if start < len(piece):
+                if pending_unk:
+                    out.append(self.unk_id)    # type: ignore[arg-type]
+                    pending_unk = False
+                out.append(piece[start:])
+            if pending_unk:
+                out.append(self.unk_id)    # type: ignore[arg-type]
+        return out
+
+    def unknown_characters(self) -> str:
+        """A `regex` class of the characters that are not tokens (for a quick test that a text has none)."""
+        codes = sorted(ord(char) for char in self.characters)
+        ranges = []
+        for _, run in itertools.groupby(enumerate(codes), lambda pair: pair[1] - pair[0]):
+            run = list(run)
+            low, high = run[0][1], run[-1][1]
+            ranges.append(f"\\U{low:08x}" if low == high else f"\\U{low:08x}-\\U{high:08x}")
+        return f"[^{''.join(ranges)}]" if ranges else r"[\s\S]"
+
+
+def _check_vocab_entries(vocab: dict[Any, Any]) -> None:
+    """The error for the first entry of `vocab` that is not a token with an id of its own."""
+    owner: dict[int, str] = {}
+    for token, token_id in vocab.items():
+        if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**31 - 1:
+            raise TokenizerJsonError(f"model BPE: id of {token[:40]!r} is {str(token_id)[:40]!r}, outside "
+                                     f"0..{2**31 - 2}")
+        if token_id in owner:
+            raise TokenizerJsonError(f"model BPE: id {token_id} is given to both {owner[token_id][:40]!r} and "
+                                     f"{token[:40]!r}")
+        owner[token_id] = token
+
+
+def _merge_pairs(merges: list[Any], vocab: dict[str, int], decode_only: dict[int, bytes]) -> list[tuple[int, int]]:
+    """The merges as (left id, right id), leaving out those of tokens that only decode (no piece ever holds
+    their parts); a malformed merge, or one naming a string that is not in the vocabulary, is an error naming
+    it. In bulk; one by one (`_merge_pairs_one_by_one`) only to name what is wrong. (Whether a merge of
+    tokens the core makes gives a token is for the table to check.)"""
+    try:
+        # In C-level loops (map, set, zip): 151k merges took ~0.15 s as a Python loop.
+        kinds = set(map(type, merges))
+        if kinds == {str}:      # "a b", as older files write them
+            parts = [merge.split(" ") for merge in merges]
+        elif kinds == {list}:   # ["a", "b"]
+            parts = merges
+        else:
+            raise TypeError("a merge of another shape")
+        if merges and set(map(len, parts)) != {2}:
+            raise ValueError("a merge of another length")
+        ids = list(map(vocab.__getitem__, itertools.chain.from_iterable(parts)))   # KeyError: a name not in it
+        pairs = list(zip(ids[0::2], ids[1::2]))
+        # Whether each merge makes a token: the caller's table checks it for the merges of tokens it makes,
+        # here for the others.
+        if decode_only and not all(left + right in vocab for (left, right), (left_id, right_id) in zip(parts, pairs)
+                                   if left_id in decode_only or right_id in decode_only):
+            raise KeyError("a merge makes no token")
+    except (KeyError, TypeError, ValueError):
+        pairs = _merge_pairs_one_by_one(merges, vocab)
+    if decode_only:
+        pairs = [(left, right) for left, right in pairs if left not in decode_only and right not in decode_only]
+    return pairs
+
+
+def _merge_pairs_one_by_one(merges: list[Any], vocab: dict[str, int]) -> list[tuple[int, int]]:
+    pairs = []
+    for index, merge in enumerate(merges):
+        if isinstance(merge, str):
+            parts = merge.split(" ")
+        elif isinstance(merge, list) and all(isinstance(part, str) for part in merge):
+            parts = merge
+        else:
+            raise TokenizerJsonError(f"model BPE: merge {index} must be 'a b' or ['a', 'b'], got {str(merge)[:80]}")
+        if len(parts) != 2:
+            raise TokenizerJsonError(f"model BPE: merge {index} must name two tokens, got {str(merge)[:80]}")
+        left, right = parts
+        for part in (left, right, left + right):
+            if part not in vocab:
+                raise TokenizerJsonError(f"model BPE: merge {index} {str(merge)[:80]}: {part[:40]!r} is not in the "
+                                         "vocabulary")
+        pairs.append((vocab[left], vocab[right]))
+    return pairs
