@@ -46,7 +46,8 @@ FORMATS: dict[str, Format] = {
     "piece counts": Format("a bytebpe piece counts file", "bytebpe.load_piece_counts"),
     "token files metadata": Format("the metadata of bytebpe token files", "bytebpe.load_token_files"),
     "vocab.json": Format("a vocab.json / encoder.json (token text -> id) without its merges", None),
-    "binary": Format("a binary file (a SentencePiece .model?), not a byte-level BPE tokenizer file", None),
+    "sentencepiece": Format("a SentencePiece .model", "bytebpe.load_tokenizer"),
+    "binary": Format("a binary file of no tokenizer format bytebpe knows", None),
     "json": Format("a JSON file of no tokenizer format bytebpe knows", None),
     "unknown": Format("not a tokenizer file bytebpe knows (a saved bytebpe encoding, a Hugging Face "
                       "tokenizer.json, a Mistral Tekken file or a .tiktoken vocabulary)", None),

@@ -547,7 +547,10 @@ class TokenizerJsonEncoding(Encoding):
         # The pattern is only bookkeeping when the pre-tokenizer is a Python callable.
         encoding._assemble(name, pre_tokenizer.known_pattern or r"[\s\S]+", model.table, specials,
                            pretokenize=pretokenize,
-                           decode_text=_TokenStrings(decoder, model, tokens) if needs_token_strings(decoder) else None,
+                           decode_text=_TokenStrings(decoder, model, tokens) if needs_token_strings(decoder) or any(
+                               # (an added token of a vocabulary id that HF decodes from its normalized form)
+                               token.normalized and token.pattern != token.content and token.content in model.vocab
+                               for token in tokens) else None,
                            n_vocab=max(model.n_vocab, 1 + max((token.id for token in tokens), default=-1)),
                            # Token files record this to check a decode against (tokens.layout.vocabulary_sha256):
                            # the whole file, since the merges, the pre-tokenizer and the added tokens decide the

@@ -4,6 +4,7 @@ bytebpe's own files, hf_import.py for Hugging Face tokenizer.json, model_files.p
 """
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ from .encoding import Encoding
 from .file_formats import FORMATS, TokenizerFileError, recognise
 from .hf_import import TokenizerJsonEncoding, TokenizerJsonError
 from .model_files import MODEL_PRESETS, tekken_encoding, tiktoken_encoding
+from .sentencepiece_model import SentencePieceModelError, read_model_proto, to_tokenizer_json_spec
 from .serialization import EncodingFileError, encoding_arguments
 
 __all__ = ["LoadedTokenizer", "load_tokenizer", "load_tokenizer_file"]
@@ -96,6 +98,15 @@ def load_tokenizer_file(
         except TokenizerJsonError as error:     # (its messages name the component, not the file)
             raise TokenizerJsonError(f"{label}: {error}") from None
         return LoadedTokenizer(kind, encoding)
+    if kind == "binary" and contents[:1] == b"\n":
+        # A SentencePiece ModelProto starts with its first piece (field 1, length-delimited: byte 0x0A). Its
+        # BPE model becomes the HF parts that give sentencepiece's ids (sentencepiece_model.py).
+        try:
+            spec = to_tokenizer_json_spec(read_model_proto(contents))
+            return LoadedTokenizer("sentencepiece", TokenizerJsonEncoding._from_json_text(
+                json.dumps(spec), Path(label).name, add_special_tokens, spec))
+        except (SentencePieceModelError, TokenizerJsonError) as error:
+            raise type(error)(f"{label}: {error}") from None
     if kind == "tekken":
         return LoadedTokenizer(kind, tekken_encoding(found.document, label, Path(label).name.replace(".json", ""),
                                                      found.unparsed_vocab))

@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         "atomic_write", "batching", "budgets", "bundled", "encoded_documents", "file_formats", "hf_json", "interrupts",
         "models", "pattern_compiler", "patterns", "pretokenizer", "progress", "readers", "serialization",
         "parts", "parts._char_tables", "parts.chars", "parts.fields", "parts.patterns", "parts.normalizers", "parts.pre_tokenizers",
-        "parts.model", "parts.post_processors", "parts.decoders",
+        "parts.model", "parts.post_processors", "parts.decoders", "sentencepiece_model",
         "tokens", "tokens.arrays", "unstable", "vocab_io"}),
     ("the encoding", {"encoding"}),
     ("names and sources: the registry, plugins, downloads and caches", {

@@ -70,12 +70,17 @@ class Replace(Normalizer):
         self.content = field(spec, "content", str, "normalizer Replace")
         self._compiled = compiled_pattern(self.pattern, "normalizer Replace")
         self._literal = self.pattern.get("String") if isinstance(self.pattern, dict) else None
+        self._anchored = self._literal is None and self.pattern["Regex"].startswith("\\A")
 
     def __call__(self, text: str) -> str:
         if self._literal:
             return text.replace(self._literal, self.content)
+        if not self.content:
+            # Deleting: an empty match deletes nothing, whichever way an engine steps over it (SentencePiece
+            # models' remove_extra_whitespaces is such a pattern, sentencepiece_model.py).
+            return self._compiled.sub("", text, concurrent=False)
         pieces, last = [], 0
-        for start, end in matches(self._compiled, text, "normalizer Replace"):
+        for start, end in matches(self._compiled, text, "normalizer Replace", self._anchored):
             pieces += [text[last:start], self.content]
             last = end
         return "".join(pieces) + text[last:]

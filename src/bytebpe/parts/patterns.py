@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..file_formats import TokenizerJsonError
-from ..pretokenizer import regex_timeout, timed_out, with_oracle_classes
+from ..pretokenizer import with_oracle_classes
 
 if TYPE_CHECKING:
     import regex
@@ -58,17 +58,16 @@ def compiled_pattern(pattern: Any, component: str) -> regex.Pattern[str]:
         raise TokenizerJsonError(f"{component}: pattern {source!r} does not compile: {error}") from None
 
 
-def matches(pattern: regex.Pattern[str], text: str, component: str) -> list[tuple[int, int]]:
+def matches(pattern: regex.Pattern[str], text: str, component: str, anchored: bool = False) -> list[tuple[int, int]]:
     """The non-overlapping matches, leftmost first; an empty match is refused (Oniguruma's iterator and
-    `regex` step over empty matches differently)."""
+    `regex` step over empty matches differently), unless the pattern is `anchored` at the text's start
+    (``\A``), where there is one match at most and no stepping."""
     spans = []
-    try:
-        found = list(pattern.finditer(text, concurrent=False, timeout=regex_timeout(text)))
-    except TimeoutError:
-        raise timed_out(f"{component}: pattern {pattern.pattern[:80]!r}", text) from None
-    for match in found:
+    # (No time limit: with_oracle_classes refused, when the pattern was compiled, the repeats that backtrack
+    # without bound.)
+    for match in pattern.finditer(text, concurrent=False):
         start, end = match.span()
-        if start == end:
+        if start == end and not anchored:
             raise TokenizerJsonError(f"{component}: pattern {pattern.pattern[:80]!r} matched the empty string in "
                                      f"{text[:40]!r}; patterns that can match nothing are not supported")
         spans.append((start, end))
