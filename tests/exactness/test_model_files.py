@@ -464,9 +464,13 @@ def test_a_file_given_to_the_wrong_loader_is_named_with_the_right_one(source, lo
 
 
 def test_files_of_no_tokenizer_format_are_named(tmp_path):
+    # A SentencePiece ModelProto's shape is read as one, and what is wrong with it named.
     (tmp_path / "model.spm").write_bytes(b"\n\x0e\n\x05<unk>\x15\x00\x00\x00\x00\x18\x02" * 10)
-    with pytest.raises(TokenizerFileError, match="binary file"):
+    with pytest.raises(TokenizerFileError, match="not a valid SentencePiece model file: piece '<unk>' is defined twice"):
         bytebpe.load_tokenizer(tmp_path / "model.spm")
+    (tmp_path / "blob.bin").write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(TokenizerFileError, match="binary file"):
+        bytebpe.load_tokenizer(tmp_path / "blob.bin")
     (tmp_path / "notes.txt").write_text("just some words\n", encoding="utf-8")
     with pytest.raises(TokenizerFileError, match="not a tokenizer file bytebpe knows"):
         bytebpe.load_tokenizer(tmp_path / "notes.txt")

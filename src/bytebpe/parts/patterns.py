@@ -61,7 +61,7 @@ def compiled_pattern(pattern: Any, component: str) -> regex.Pattern[str]:
 def matches(pattern: regex.Pattern[str], text: str, component: str, anchored: bool = False) -> list[tuple[int, int]]:
     """The non-overlapping matches, leftmost first; an empty match is refused (Oniguruma's iterator and
     `regex` step over empty matches differently), unless the pattern is `anchored` at the text's start
-    (``\A``), where there is one match at most and no stepping."""
+    (``\\A``), where there is one match at most and no stepping."""
     spans = []
     # (No time limit: with_oracle_classes refused, when the pattern was compiled, the repeats that backtrack
     # without bound.)
