@@ -711,6 +711,7 @@ class Encoding:
         complete, `flush()` what is left (`bytebpe.DecodeStream`)."""
         if not isinstance(errors, str):
             raise TypeError(f"errors must be a str naming an error handler, got {type(errors).__name__}")
+        self._refuse_byte_decoding("decode_stream")
         skipped = frozenset(self._special_tokens.values()) if skip_special_tokens else None
         return _core.DecodeStream(self._core, errors, skipped)
 
@@ -898,6 +899,13 @@ class Encoding:
             return data.decode("utf-8", errors=errors)
         return self._decode_text(list(tokens))
 
+    def _refuse_byte_decoding(self, method: str) -> None:
+        """`method` joins the tokens' bytes, which is not the text a file's own decoder makes of them (▁ for
+        spaces, byte fallback): a TypeError rather than another text."""
+        if self._decode_text is not None:
+            raise TypeError(f"{method} is not supported for {self.name!r} yet: its tokenizer.json decoder is not "
+                            "ByteLevel (use decode, which runs that decoder)")
+
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token, special tokens included."""
         return self._core.decode_single_token_bytes(token)
@@ -912,6 +920,7 @@ class Encoding:
         A token that starts inside a multi-byte character gets that character's index. Raises
         ``UnicodeDecodeError`` when the bytes are not valid UTF-8, as tiktoken does.
         """
+        self._refuse_byte_decoding("decode_with_offsets")
         token_bytes = self.decode_tokens_bytes(tokens)
         offsets = []
         chars = 0

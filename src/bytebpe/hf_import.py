@@ -28,7 +28,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import unicodedata
 import warnings
 from collections.abc import Callable
@@ -40,11 +39,10 @@ from .atomic_write import write_bytes_atomically
 from .encoding import Encoding, _special_token_regex
 from .file_formats import (NESTED_TOO_DEEPLY, TokenizerJsonError, recognise, recognise_document, shortened,
                            wrong_format)
-from .hf_json import _byte_to_char
-from .parts.decoders import Decoder, decoder_from_json, needs_token_strings
+from .parts.decoders import Decoder, byte_level_bytes, decoder_from_json, needs_token_strings
 from .parts.fields import field as _field
 from .parts.model import BPEModel, model_from_json
-from .parts.normalizers import Normalizer, normalizer_from_json, unicode_form
+from .parts.normalizers import normalizer_from_json, unicode_form
 from .parts.post_processors import POST_PROCESSORS, post_part as _post_part, post_processor_ids
 from .parts.pre_tokenizers import PreTokenizer
 
@@ -348,18 +346,6 @@ class _AddedTokenSplitter:
 # ==== the encoding =================================================================================
 
 
-def _byte_level_decode(token: str) -> bytes:
-    """HF's ByteLevel decoder on one token: its bytes when every character is a byte character, else its
-    UTF-8."""
-    char_byte = _CHAR_BYTE
-    if all(char in char_byte for char in token):
-        return bytes(char_byte[char] for char in token)
-    return token.encode("utf-8")
-
-
-_CHAR_BYTE = {char: byte for byte, char in enumerate(_byte_to_char())}
-
-
 class AddedTokens:
     """The special-token part of a tokenizer.json's encoding (encoding.SpecialTokens' interface): its added
     tokens, split out of text as HF's AddedVocabulary does — the special ones where allowed, the others
@@ -383,7 +369,7 @@ class AddedTokens:
         for token in tokens:
             # HF decodes an added token from its normalized form (AddedVocabulary::simple_id_to_token).
             shown = token.pattern if token.normalized else token.content
-            self._decode[token.id] = _byte_level_decode(shown) if pre_tokenizer.byte_level else shown.encode("utf-8")
+            self._decode[token.id] = byte_level_bytes(shown) if pre_tokenizer.byte_level else shown.encode("utf-8")
         parts = {token.content: token.id for token in tokens}
         # (after the real contents, so that those name their ids for decoding)
         post_parts = {_post_part(token_id): token_id for token_id in before + after}

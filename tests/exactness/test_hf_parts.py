@@ -15,7 +15,7 @@ from importlib import resources
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from bytebpe.hf_import import TokenizerJsonError, from_tokenizer_json
 from bytebpe.parts.decoders import DECODERS

@@ -21,7 +21,7 @@ from ..hf_json import _byte_to_char
 from .patterns import compiled_pattern
 from .pre_tokenizers import metaspace_options
 
-__all__ = ["DECODERS", "Decoder", "decoder_from_json", "needs_token_strings"]
+__all__ = ["DECODERS", "Decoder", "byte_level_bytes", "decoder_from_json", "needs_token_strings"]
 
 
 def _text(spec: dict[str, Any], key: str, component: str, default: Any = None) -> Any:
@@ -70,22 +70,22 @@ class ByteLevel(Decoder):
         self.spec = dict(spec)
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
-        char_byte = _char_bytes()
-        data = bytearray()
-        for token in tokens:
-            if all(char in char_byte for char in token):
-                data += bytes(char_byte[char] for char in token)
-            else:
-                data += token.encode("utf-8", "surrogatepass")
-        return [data.decode("utf-8", "replace")]
+        return [b"".join(map(byte_level_bytes, tokens)).decode("utf-8", "replace")]
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.spec)
 
 
-@functools.cache
-def _char_bytes() -> dict[str, int]:
-    return {char: byte for byte, char in enumerate(_byte_to_char())}
+_CHAR_BYTES = {char: byte for byte, char in enumerate(_byte_to_char())}
+
+
+def byte_level_bytes(token: str) -> bytes:
+    """ByteLevel's bytes of one token: the bytes its characters stand for when all are GPT-2 byte
+    characters, else its UTF-8."""
+    char_bytes = _CHAR_BYTES
+    if all(char in char_bytes for char in token):
+        return bytes(char_bytes[char] for char in token)
+    return token.encode("utf-8", "surrogatepass")
 
 
 class Replace(Decoder):
