@@ -41,7 +41,7 @@ from .file_formats import (NESTED_TOO_DEEPLY, TokenizerJsonError, recognise, rec
                            wrong_format)
 from .parts.decoders import Decoder, byte_level_bytes, decoder_from_json, needs_token_strings
 from .parts.fields import field as _field
-from .parts.model import BPEModel, model_from_json
+from .parts.model import WORD_END, BPEModel, check_model_type, model_from_json
 from .parts.normalizers import normalizer_from_json, unicode_form
 from .parts.post_processors import POST_PROCESSORS, post_part as _post_part, post_processor_ids
 from .parts.pre_tokenizers import PreTokenizer
@@ -138,6 +138,7 @@ def _checked_spec(spec: Any, name: str) -> dict[str, Any]:
         if found not in ("json", "tokenizer.json"):
             raise TokenizerJsonError(wrong_format(name, found, "tokenizer.json"))
         raise TokenizerJsonError("not a tokenizer.json: expected an object with a 'model'")
+    check_model_type(spec["model"])
     for component in ("truncation", "padding"):
         if spec.get(component) is not None:
             raise TokenizerJsonError(f"{component} is not supported (bytebpe never cuts or pads): set it to null")
@@ -412,7 +413,7 @@ class _OffsetTrim:
         self.leading, self.trailing, self.add_prefix_space = leading, trailing, add_prefix_space
 
     @classmethod
-    def of(cls, processor: Any, model: _Model, tokens: list[_AddedToken]) -> _OffsetTrim | None:
+    def of(cls, processor: Any, model: BPEModel, tokens: list[_AddedToken]) -> _OffsetTrim | None:
         """The trim the file's post-processor asks for (its ByteLevel, alone or in a Sequence), or None."""
         found = [processor] if isinstance(processor, dict) and processor.get("type") == "ByteLevel" else [
             inner for inner in (processor.get("processors") or [] if isinstance(processor, dict) else [])
@@ -456,7 +457,7 @@ class _CharacterPieces:
     out as the ids HF gives them (`BPEModel.cut_unknown`); one search first, as most texts have none."""
 
     def __init__(self, pretokenize: Callable[[str], list[str]] | None, model: BPEModel) -> None:
-        import regex    # (a character class of every character of the vocabulary: `re` takes it too, slower)
+        import regex  # (a character class of every character of the vocabulary: `re` takes it too, slower)
 
         self.pretokenize = pretokenize
         self.model = model
@@ -467,6 +468,19 @@ class _CharacterPieces:
         if self.unknown(text) is None:
             return pieces
         return self.model.cut_unknown(pieces)
+
+
+class _WordEnds:
+    """The pre-tokenizer of a model with an end_of_word_suffix: its pieces as bytes, each ending in WORD_END,
+    which the model's first merges join to the piece's last byte (`BPEModel._word_end_merges`)."""
+
+    def __init__(self, pretokenize: Callable[[str], list[Any]] | None) -> None:
+        self.pretokenize = pretokenize
+
+    def __call__(self, text: str) -> list[bytes]:
+        pieces = ([text] if text else []) if self.pretokenize is None else self.pretokenize(text)
+        return [(piece if isinstance(piece, bytes) else piece.encode("utf-8", "surrogatepass")) + WORD_END
+                for piece in pieces]
 
 
 class _TokenStrings:
@@ -502,10 +516,7 @@ class TokenizerJsonEncoding(Encoding):
         """The encoding of the file's `text`; `spec`: the text already parsed (`bytebpe.load_tokenizer` parses
         it once to recognise the format)."""
         spec = _load_json(text, name) if spec is None else _checked_spec(spec, name)
-        model_spec = spec.get("model")
-        if isinstance(model_spec, dict) and model_spec.get("type", "BPE") != "BPE":
-            # The model first: a WordPiece or Unigram file is refused for what it is, not for its decoder.
-            model_from_json(model_spec, False)
+        model_spec = spec.get("model")      # (its type checked already, by _checked_spec)
         processor = spec.get("post_processor")
         if processor is not None and (not isinstance(processor, dict) or processor.get("type") not in POST_PROCESSORS):
             kind = processor.get("type") if isinstance(processor, dict) else processor
@@ -525,6 +536,8 @@ class TokenizerJsonEncoding(Encoding):
         pretokenize = pre_tokenizer.pretokenize
         if not model.byte_level:
             pretokenize = _CharacterPieces(pretokenize, model)
+        elif model.end_of_word_suffix:
+            pretokenize = _WordEnds(pretokenize)
 
         specials = AddedTokens(tokens, model.decode_only, normalize, pre_tokenizer, before, after)
         import hashlib  # (here: loading any other kind of file should not pay for its import)
@@ -533,7 +546,8 @@ class TokenizerJsonEncoding(Encoding):
         # The pattern is only bookkeeping when the pre-tokenizer is a Python callable.
         encoding._assemble(name, pre_tokenizer.known_pattern or r"[\s\S]+", model.table, specials,
                            pretokenize=pretokenize,
-                           decode_text=_TokenStrings(decoder, model, tokens) if needs_token_strings(decoder) or any(
+                           decode_text=_TokenStrings(decoder, model, tokens) if needs_token_strings(decoder)
+                           or model.end_of_word_suffix or any(
                                # (an added token of a vocabulary id that HF decodes from its normalized form)
                                token.normalized and token.pattern != token.content and token.content in model.vocab
                                for token in tokens) else None,

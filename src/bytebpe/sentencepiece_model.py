@@ -444,6 +444,11 @@ def read_model_proto(data: bytes | bytearray | memoryview, *, require_bpe: bool 
     if not isinstance(data, bytes):
         raise TypeError(f"read_model_proto() takes bytes, not {type(data).__name__}")
     model = _parse(data)
+    if model.trainer_spec.byte_fallback:
+        # As sentencepiece (0.2, sentencepiece_processor.cc) reads it: with byte_fallback a normal piece "\0"
+        # is an unused one, so that a NUL in the text falls back to <0x00> (InternLM's model has one).
+        model.pieces = [SentencePiece(p.piece, p.score, PieceType.UNUSED)
+                        if p.piece == "\x00" and p.type == PieceType.NORMAL else p for p in model.pieces]
     _validate(model)
     if require_bpe:
         _require_bpe(model)
@@ -527,7 +532,8 @@ _SPACE = "\u2581"
 
 
 def _refuse(option: str, why: str) -> SentencePieceModelError:
-    return SentencePieceModelError(f"cannot state this SentencePiece model as a tokenizer.json exactly: {option} ({why})")
+    return SentencePieceModelError(f"cannot state this SentencePiece model as a tokenizer.json exactly: {option} ({why}); "
+                                   "the sentencepiece package serves it")
 
 
 def _regex_escape(s: str) -> str:
@@ -603,8 +609,7 @@ def _check_supported(model: SentencePieceModel, allow_precompiled: bool) -> None
         raise _refuse(
             f"normalizer_spec.precompiled_charsmap (normalizer {n.name or '?'!r})",
             "HF's Precompiled normalizer applies the charsmap grapheme by grapheme, sentencepiece by longest "
-            "match: they differ on combining sequences (e.g. a fullwidth letter + U+0301); pass "
-            "allow_precompiled=True to accept that",
+            "match: they differ on combining sequences (e.g. a fullwidth letter + U+0301)",
         )
     if not n.precompiled_charsmap and n.normalization_rule_tsv:
         raise _refuse("normalizer_spec.normalization_rule_tsv", "a rule table without its precompiled_charsmap")

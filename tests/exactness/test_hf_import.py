@@ -377,7 +377,8 @@ def _with(change) -> str:
         {"type": "ByteLevel", "use_regex": False}]})), "behavior 'Sideways'"),
     (_with(lambda s: s.update(decoder={"type": "WordPiece"})), "decoder 'WordPiece' is a WordPiece model's"),
     (_with(lambda s: s["model"].update(type="Unigram")), "model 'Unigram' is not supported: a Unigram model"),
-    (_with(lambda s: s["model"].update(end_of_word_suffix="</w>")), "end_of_word_suffix"),
+    (_with(lambda s: s["model"].update(end_of_word_suffix="</w>")),
+     "end_of_word_suffix with a vocabulary lacking the suffixed form of 256"),
     (_with(lambda s: s.update(normalizer={"type": "Precompiled", "precompiled_charsmap": ""})),
      "normalizer 'Precompiled'"),
     (_with(lambda s: s.update(pre_tokenizer={"type": "UnicodeScripts"})), "pre_tokenizer 'UnicodeScripts'"),
@@ -404,6 +405,45 @@ def test_a_file_of_another_model_is_refused_for_its_model_whatever_else_it_has()
         spec["decoder"] = {"type": model}
         with pytest.raises(TokenizerJsonError, match=f"model '{model}' is not supported: a {model} model.*use HF tokenizers"):
             from_tokenizer_json(json.dumps(spec))
+
+
+@pytest.mark.parametrize("fields, model", [
+    ({"vocab": [["<unk>", 0.0], ["a", -1.5]], "unk_id": 0}, "Unigram"),
+    ({"vocab": {"a": 0, "[UNK]": 1}, "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+      "max_input_chars_per_word": 100}, "WordPiece"),
+    ({"vocab": {"a": 0, "[UNK]": 1}, "unk_token": "[UNK]"}, "WordLevel"),
+])
+def test_a_model_without_a_type_is_named_as_hf_reads_it(fields, model):
+    # Older files (T5's, BERT's) write no "type": HF tells the model by its fields. Named before the
+    # file's truncation, decoder or vocabulary, which would otherwise be what the message is about.
+    spec = gpt2_like()
+    spec["model"] = fields
+    spec["truncation"] = {"max_length": 512, "strategy": "LongestFirst", "stride": 0, "direction": "Right"}
+    with pytest.raises(TokenizerJsonError, match=f"model '{model}' is not supported"):
+        from_tokenizer_json(json.dumps(spec))
+    del spec["truncation"]
+    Tokenizer.from_str(json.dumps(spec))     # (HF reads each as that model)
+
+
+def test_an_end_of_word_suffix_gives_hfs_ids():
+    # CLIP's shape: every byte character also with the suffix, merges that build suffixed and bare tokens,
+    # the decoder joining token strings (the suffix stays in the text, as HF's ByteLevel decoder leaves it).
+    chars = hf_json._byte_to_char()
+    vocab = {c: i for i, c in enumerate(chars)} | {c + "</w>": 256 + i for i, c in enumerate(chars)}
+    merges = []
+    for left, right in [("t", "h"), ("th", "e</w>"), ("h", "e</w>"), ("i", "n"), ("in", "g</w>"), ("a", "n"),
+                        ("an", "d</w>"), ("th", "i"), ("ĠĠ", "Ġ</w>"), ("Ġ", "Ġ")]:
+        merges.append([left, right])
+        vocab.setdefault(left + right, len(vocab))
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": True}
+    spec = gpt2_like() | {"pre_tokenizer": byte_level, "decoder": byte_level}
+    spec["model"].update(vocab=vocab, merges=merges, end_of_word_suffix="</w>")
+    text = json.dumps(spec)
+    enc, tok = from_tokenizer_json(text), Tokenizer.from_str(text)
+    for sample in ["the thing and then", "he", "", "thin", "a   b", "日本 the", "thethe the", "e"]:
+        ids = tok.encode(sample, add_special_tokens=False).ids
+        assert enc.encode(sample) == ids, sample
+        assert enc.decode(ids) == tok.decode(ids), sample
 
 
 def test_a_pattern_matching_nothing_is_refused_when_met():

@@ -29,7 +29,7 @@ from ..file_formats import TokenizerJsonError
 from ..hf_json import _byte_to_char
 from .fields import field
 
-__all__ = ["BPEModel", "model_from_json"]
+__all__ = ["WORD_END", "BPEModel", "check_model_type", "model_from_json", "model_type"]
 
 _OTHER_MODELS = {
     "WordPiece": "a WordPiece model (BERT-style): use HF tokenizers for it",
@@ -39,20 +39,44 @@ _OTHER_MODELS = {
 
 # GPT-2's byte characters -> the bytes they stand for, as Latin-1 characters; every other character below 256
 # -> one Latin-1 cannot encode (U+FFFF), so that encoding a translated token fails unless it is all bytes.
+# Where a word ends, for a model with an end_of_word_suffix: the byte 0xFF, which no UTF-8 text holds.
+WORD_END = b"\xff"
+
 _TO_LATIN1 = {**{code: 0xFFFF for code in range(256)},
               **{ord(char): byte for byte, char in enumerate(_byte_to_char())}}
+
+
+def model_type(spec: dict[str, Any]) -> object:
+    """The model's type: its "type", else what HF's untagged reading of an older file makes of its fields (a
+    vocabulary of [piece, score] pairs is a Unigram's, merges a BPE's, max_input_chars_per_word a WordPiece's,
+    a vocabulary and an unk_token alone a WordLevel's)."""
+    if "type" in spec:
+        return spec["type"]
+    if isinstance(spec.get("vocab"), list):
+        return "Unigram"
+    if "merges" in spec:
+        return "BPE"
+    if "max_input_chars_per_word" in spec:
+        return "WordPiece"
+    return "WordLevel" if "unk_token" in spec and "vocab" in spec else "BPE"
+
+
+def check_model_type(spec: Any) -> None:
+    """A TokenizerJsonError naming the model type and where to go, for any model but BPE: said before
+    anything else of the file is read, so that a WordPiece or Unigram file is refused as what it is."""
+    if not isinstance(spec, dict):
+        raise TokenizerJsonError(f"model must be an object, got {type(spec).__name__}")
+    kind = model_type(spec)
+    if kind != "BPE":
+        reason = _OTHER_MODELS.get(kind) if isinstance(kind, str) else None
+        raise TokenizerJsonError(f"model {str(kind)[:40]!r} is not supported: "
+                                 f"{reason or 'bytebpe serves BPE models only'}")
 
 
 def model_from_json(spec: Any, byte_level: bool) -> BPEModel:
     """The model a tokenizer.json's "model" describes; `byte_level`: whether the pre-tokenizer maps bytes to
     characters (its ByteLevel)."""
-    if not isinstance(spec, dict):
-        raise TokenizerJsonError(f"model must be an object, got {type(spec).__name__}")
-    kind = spec.get("type", "BPE")
-    if kind != "BPE":
-        reason = _OTHER_MODELS.get(kind) if isinstance(kind, str) else None
-        raise TokenizerJsonError(f"model {str(kind)[:40]!r} is not supported: "
-                                 f"{reason or 'bytebpe serves BPE models only'}")
+    check_model_type(spec)
     return BPEModel(spec, byte_level)
 
 
@@ -65,9 +89,13 @@ class BPEModel:
 
     def __init__(self, spec: dict[str, Any], byte_level: bool) -> None:
         component = "model BPE"
-        for key in ("continuing_subword_prefix", "end_of_word_suffix"):
-            if spec.get(key) not in (None, ""):
-                raise TokenizerJsonError(f"{component}: {key} is not supported (got {str(spec[key])[:20]!r})")
+        if spec.get("continuing_subword_prefix") not in (None, ""):
+            raise TokenizerJsonError(f"{component}: continuing_subword_prefix is not supported (got "
+                                     f"{str(spec['continuing_subword_prefix'])[:20]!r})")
+        self.end_of_word_suffix = field(spec, "end_of_word_suffix", (str, type(None)), component, None) or ""
+        if self.end_of_word_suffix and not byte_level:
+            raise TokenizerJsonError(f"{component}: end_of_word_suffix with a character-level vocabulary (no "
+                                     "ByteLevel pre-tokenizer) is not supported")
         if spec.get("dropout") not in (None, 0, 0.0):
             raise TokenizerJsonError(f"{component}: dropout is not supported (got {spec['dropout']!r}): its ids "
                                      "are random")
@@ -95,7 +123,7 @@ class BPEModel:
             self.unk_id = self.vocab[self.unk_token]
         if byte_level:
             self._byte_level_tokens()
-            prefix_merges: list[tuple[int, int]] = []
+            prefix_merges = self._word_end_merges() if self.end_of_word_suffix else []
         else:
             prefix_merges = self._character_tokens()
         pairs = _merge_pairs(merges, self.vocab, self.decode_only)
@@ -114,11 +142,15 @@ class BPEModel:
 
     def _byte_level_tokens(self) -> None:
         # Each byte character becomes its byte, anything else a character Latin-1 cannot encode: one C-level
-        # translate and encode per token.
+        # translate and encode per token. A token ending in the end_of_word_suffix ends in WORD_END instead.
         to_latin1 = _TO_LATIN1
+        suffix = self.end_of_word_suffix
         for token, token_id in self.vocab.items():
             try:
-                data = token.translate(to_latin1).encode("latin-1")
+                if suffix and token.endswith(suffix) and len(token) > len(suffix):
+                    data = token[:-len(suffix)].translate(to_latin1).encode("latin-1") + WORD_END
+                else:
+                    data = token.translate(to_latin1).encode("latin-1")
             except UnicodeEncodeError:
                 self.decode_only[token_id] = token.encode("utf-8")
                 continue
@@ -134,6 +166,17 @@ class BPEModel:
         if self.byte_fallback and missing:
             raise TokenizerJsonError("model BPE: byte_fallback on a byte-level vocabulary that lacks byte "
                                      "characters is not supported")
+
+    def _word_end_merges(self) -> list[tuple[int, int]]:
+        """HF gives a word's last character the end_of_word_suffix before any merge ("photo" starts as
+        p h o t o</w>). Here each piece ends in WORD_END (a byte no UTF-8 text holds: the pre-tokenizer puts it
+        there), and these merges, ranked before the file's, join it to the byte before it."""
+        end_id = self.token_ids.get(WORD_END)
+        missing = [byte for byte in range(256) if bytes([byte]) + WORD_END not in self.token_ids]
+        if end_id is None or missing:
+            raise TokenizerJsonError(f"model BPE: an end_of_word_suffix with a vocabulary lacking the suffixed form "
+                                     f"of {len(missing) or 'the 0xFF'} byte character(s) is not supported")
+        return [(self.token_ids[bytes([byte])], end_id) for byte in range(256)]
 
     # ---- character-level ---------------------------------------------------------------------------
 
