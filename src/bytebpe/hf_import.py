@@ -147,7 +147,7 @@ def _checked_spec(spec: Any, name: str) -> dict[str, Any]:
 
 
 class _AddedToken:
-    __slots__ = ("id", "content", "single_word", "lstrip", "rstrip", "normalized", "special", "pattern")
+    __slots__ = ("id", "content", "single_word", "lstrip", "rstrip", "normalized", "special", "pattern", "decoded")
 
     def __init__(self, spec: Any, index: int) -> None:
         component = f"added_tokens[{index}]"
@@ -166,6 +166,7 @@ class _AddedToken:
         self.special = _field(spec, "special", bool, component, False)
         self.normalized = _field(spec, "normalized", bool, component, not self.special)
         self.pattern = self.content     # what is matched: the normalized content for a normalized token
+        self.decoded = self.content     # what decodes: HF's normalized_cache entry of the id, else the content
 
 
 def _added_tokens(specs: Any, model: BPEModel, normalize: Callable[[str], str] | None) -> list[_AddedToken]:
@@ -199,6 +200,12 @@ def _added_tokens(specs: Any, model: BPEModel, normalize: Callable[[str], str] |
                                          "already gives to another string")
         if token.normalized and normalize is not None:
             token.pattern = normalize(token.content)
+        if token.pattern != token.content:
+            token.decoded = token.pattern
+        elif token.content in by_content:
+            # HF's normalized_cache keeps the normalized form an earlier token of the same content put there,
+            # though this one (which replaces it in matching) is not normalized.
+            token.decoded = by_content[token.content].decoded
         by_content[token.content] = token
     return list(by_content.values())
 
@@ -369,7 +376,7 @@ class AddedTokens:
         self._decode = dict(decode_only)
         for token in tokens:
             # HF decodes an added token from its normalized form (AddedVocabulary::simple_id_to_token).
-            shown = token.pattern if token.normalized else token.content
+            shown = token.decoded
             self._decode[token.id] = byte_level_bytes(shown) if pre_tokenizer.byte_level else shown.encode("utf-8")
         parts = {token.content: token.id for token in tokens}
         # (after the real contents, so that those name their ids for decoding)
@@ -414,10 +421,12 @@ class _OffsetTrim:
 
     @classmethod
     def of(cls, processor: Any, model: BPEModel, tokens: list[_AddedToken]) -> _OffsetTrim | None:
-        """The trim the file's post-processor asks for (its ByteLevel, alone or in a Sequence), or None."""
-        found = [processor] if isinstance(processor, dict) and processor.get("type") == "ByteLevel" else [
+        """The trim the file's post-processor asks for (its ByteLevel or RobertaProcessing, which trims as
+        ByteLevel does, alone or in a Sequence), or None."""
+        trimming = ("ByteLevel", "RobertaProcessing")
+        found = [processor] if isinstance(processor, dict) and processor.get("type") in trimming else [
             inner for inner in (processor.get("processors") or [] if isinstance(processor, dict) else [])
-            if isinstance(inner, dict) and inner.get("type") == "ByteLevel"]
+            if isinstance(inner, dict) and inner.get("type") in trimming]
         if not found or not found[0].get("trim_offsets", True):
             return None
         import numpy as np  # (only for a file that trims offsets)
@@ -490,7 +499,7 @@ class _TokenStrings:
     def __init__(self, decoder: Decoder, model: BPEModel, tokens: list[_AddedToken]) -> None:
         self.decoder = decoder
         self.strings = {token_id: token for token, token_id in model.vocab.items()}
-        self.strings.update((token.id, token.pattern if token.normalized else token.content) for token in tokens)
+        self.strings.update((token.id, token.decoded) for token in tokens)
 
     def __call__(self, ids: list[int]) -> str:
         strings = self.strings
@@ -549,7 +558,7 @@ class TokenizerJsonEncoding(Encoding):
                            decode_text=_TokenStrings(decoder, model, tokens) if needs_token_strings(decoder)
                            or model.end_of_word_suffix or any(
                                # (an added token of a vocabulary id that HF decodes from its normalized form)
-                               token.normalized and token.pattern != token.content and token.content in model.vocab
+                               token.decoded != token.content and token.content in model.vocab
                                for token in tokens) else None,
                            n_vocab=max(model.n_vocab, 1 + max((token.id for token in tokens), default=-1)),
                            # Token files record this to check a decode against (tokens.layout.vocabulary_sha256):

@@ -469,6 +469,22 @@ def test_hf_gives_added_tokens_its_own_ids_and_so_does_bytebpe():
     assert enc.encode("a<x>", allowed_special="all") == tok.encode("a<x>", add_special_tokens=False).ids == [97, 257]
 
 
+def test_an_added_token_listed_twice_decodes_as_hf_remembers_it():
+    # The second entry (not normalized) replaces the first in matching, but HF's decoding keeps the
+    # normalized form the first one cached for the id ("▁日本" under a Prepend normalizer).
+    spec = gpt2_like()
+    spec["normalizer"] = {"type": "Prepend", "prepend": "\u2581"}
+    spec["added_tokens"] = [{"id": 257, "content": "日本", "single_word": False, "lstrip": False, "rstrip": False,
+                             "special": False, "normalized": normalized} for normalized in (True, False)]
+    text = json.dumps(spec)
+    enc, tok = from_tokenizer_json(text), Tokenizer.from_str(text)
+    for sample in ["日本", "a日本b", "ab"]:
+        ids = tok.encode(sample, add_special_tokens=False).ids
+        assert enc.encode(sample, allowed_special="all") == ids
+        assert enc.decode(ids) == tok.decode(ids, skip_special_tokens=False)
+    assert enc.decode([257]) == tok.decode([257]) == "\u2581日本"
+
+
 @pytest.mark.parametrize("tokens, one_search", [
     # A raw token that starts inside a normalized one: HF's raw pass takes it first ("x" "bc" "x" from xabcx),
     # where one leftmost search would take "ab": the two passes stay.

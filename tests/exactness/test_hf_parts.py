@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from importlib import resources
 
 import pytest
@@ -164,12 +165,22 @@ def _check_same(text_file: str, texts: list[str]) -> None:
             return
         raise
     for text in texts:
-        ids = hf.encode(text, add_special_tokens=False).ids
+        try:
+            ids = hf.encode(text, add_special_tokens=False).ids
+            decoded = hf.decode(ids, skip_special_tokens=False)
+        except BaseException as error:
+            if type(error).__name__ != "PanicException":
+                raise
+            return      # HF's Rust code panicked on this input (pyo3's PanicException): there is no answer to compare
         assert enc.encode(text, allowed_special="all") == ids, (text, ids)
-        assert enc.decode(ids) == hf.decode(ids, skip_special_tokens=False), (text, ids)
+        assert enc.decode(ids) == decoded, (text, ids)
 
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# The same examples on every run (CI must not fail on a combination one run happens to draw and the next does
+# not); BYTEBPE_RANDOM_PIPELINES=1 draws new ones, to look for more (it found the added token listed twice of
+# test_hf_import.py).
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+                    derandomize="BYTEBPE_RANDOM_PIPELINES" not in os.environ, database=None)
 
 
 @SETTINGS

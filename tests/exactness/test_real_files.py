@@ -134,7 +134,11 @@ OFFSETS_NOT_YET_HFS = {
     "phi-3-medium.tokenizer.json": "a SentencePiece-style normalizer (Replace, Prepend)",
     "phi-3-vision.tokenizer.json": "a SentencePiece-style normalizer (Replace, Prepend)",
     "mistral-7b-v0.1.tokenizer.json": "a SentencePiece-style normalizer (Replace, Prepend)",
-    "roberta-base.tokenizer.json": "ByteLevel's add_prefix_space",
+    "moonshine-llama2.tokenizer.json": "a SentencePiece-style normalizer (Replace, Prepend)",
+    "wordllama-llama2.tokenizer.json": "a SentencePiece-style normalizer (Replace, Prepend)",
+    "gpt-neox-20b.tokenizer.json": "an NFC normalizer",
+    "qwen2.5.tokenizer.json": "an NFC normalizer",
+    "pix2tex.tokenizer.json": "a vocabulary lacking byte characters: HF drops those bytes, the core's offsets stop",
     "cohere.tokenizer.json": "an NFC normalizer and ByteLevel's add_prefix_space",
     "clip.tokenizer.json": "a normalizer that collapses whitespace and lowercases",
 }

@@ -21,7 +21,10 @@ byte-fallback or unk tokens, and for byte-level files an `unk_token` with bytes 
 """
 from __future__ import annotations
 
+import functools
 import itertools
+import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import _core
@@ -183,6 +186,7 @@ class BPEModel:
     def _character_tokens(self) -> list[tuple[int, int]]:
         """Fill the tables of a character-level vocabulary; returns the merges that make its characters."""
         self.fallback_ids: dict[int, int] = {}      # byte -> the id of its <0xXX> token (byte_fallback only)
+        self._fallback_of: dict[str, tuple[int, ...]] = {}      # `_fallback`'s results, as they are met
         if self.byte_fallback:
             for byte in range(256):
                 token_id = self.vocab.get(f"<0x{byte:02X}>")
@@ -234,21 +238,30 @@ class BPEModel:
             if self.ignore_merges and piece in self.vocab:
                 out.append(piece)
                 continue
+            unknown = set(piece).difference(characters)
+            if not unknown:
+                out.append(piece)
+                continue
             start = 0
             pending_unk = False
-            for at, char in enumerate(piece):
-                if char in characters:
-                    continue
+            # A loop over the unknown characters only (a newline in Llama's and Mistral's vocabularies): found
+            # by a class of those few, which `re` searches fast (a class of the whole vocabulary, slowly).
+            for found in _finder(frozenset(unknown))(piece):
+                at, char = found.start(), found.group()
                 if start < at:
                     if pending_unk:
                         out.append(self.unk_id)    # type: ignore[arg-type]
                         pending_unk = False
                     out.append(piece[start:at])
                 start = at + 1
-                data = char.encode("utf-8", "surrogatepass")
-                if self.byte_fallback and all(byte in self.fallback_ids for byte in data):
+                fallback = self._fallback_of.get(char)
+                if fallback is None:
+                    if len(self._fallback_of) >= 1 << 16:     # (bounded, whatever the texts hold)
+                        self._fallback_of.clear()
+                    fallback = self._fallback_of[char] = self._fallback(char)
+                if fallback:
                     # HF adds the byte tokens at once and leaves a pending unk to after them.
-                    out.extend(self.fallback_ids[byte] for byte in data)
+                    out.extend(fallback)
                 elif self.unk_id is not None:
                     if pending_unk and not self.fuse_unk:
                         out.append(self.unk_id)
@@ -262,6 +275,13 @@ class BPEModel:
                 out.append(self.unk_id)    # type: ignore[arg-type]
         return out
 
+    def _fallback(self, char: str) -> tuple[int, ...]:
+        """The ids of the <0xXX> tokens of `char`'s bytes, () when byte_fallback is off or one is missing."""
+        data = char.encode("utf-8", "surrogatepass")
+        if self.byte_fallback and all(byte in self.fallback_ids for byte in data):
+            return tuple(self.fallback_ids[byte] for byte in data)
+        return ()
+
     def unknown_characters(self) -> str:
         """A `regex` class of the characters that are not tokens (for a quick test that a text has none)."""
         codes = sorted(ord(char) for char in self.characters)
@@ -271,6 +291,12 @@ class BPEModel:
             low, high = run[0][1], run[-1][1]
             ranges.append(f"\\U{low:08x}" if low == high else f"\\U{low:08x}-\\U{high:08x}")
         return f"[^{''.join(ranges)}]" if ranges else r"[\s\S]"
+
+
+@functools.lru_cache(maxsize=256)
+def _finder(characters: frozenset[str]) -> Callable[[str], Iterator[re.Match[str]]]:
+    """`finditer` of a class of these characters."""
+    return re.compile("[" + "".join(sorted(map(re.escape, characters))) + "]").finditer
 
 
 def _check_vocab_entries(vocab: dict[Any, Any]) -> None:
