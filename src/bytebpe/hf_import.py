@@ -474,9 +474,10 @@ class _CharacterPieces:
 
     def __call__(self, text: str) -> list[str | int]:
         pieces = [text] if self.pretokenize is None else self.pretokenize(text)
-        if self.unknown(text) is None:
-            return pieces
-        return self.model.cut_unknown(pieces)
+        split = self.model.word_split
+        if self.unknown(text) is not None:
+            return self.model.cut_unknown(pieces, split)     # (on HF's words: unknowns fuse within one)
+        return pieces if split is None else [part for piece in pieces for part in split(piece)]
 
 
 class _WordEnds:

@@ -221,3 +221,26 @@ def test_characters_the_vocabulary_lacks_are_cut_as_hf_cuts_them(kind):
                                                              "content": " "}, {"type": "ByteFallback"},
                                                             {"type": "Fuse"}]}, []),
                     ["Ω", "ΩΩ x Ω", "日本語😀 ok", "a\u0301b", "😀😀", "\x00\x01\x7f", "plain text only"])
+
+
+def test_words_are_cut_apart_only_where_no_merge_joins_across():
+    """A SentencePiece-style file hands the model whole texts; bytebpe cuts them before each "▁" that follows
+    another character when no merge joins there. One merge that does ("d" + "▁e") turns the cut off, and the
+    ids stay HF's either way."""
+    spec = json.loads(json.dumps(_trained("fallback")))
+    spec["pre_tokenizer"] = None
+    spec["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "\u2581"},
+                                                              {"type": "Replace", "pattern": {"String": " "},
+                                                               "content": "\u2581"}]}
+    texts = ["d e", "hello world", "a  b   d e", " d\u2581e", "d\u2581\u2581e", "1d e", "(d e ok"]
+    assert from_tokenizer_json(json.dumps(spec))._pretokenize.model.word_split is not None
+    _check_same(json.dumps(spec), texts)
+    vocab = spec["model"]["vocab"]
+    for token in ("d", "\u2581e"):
+        vocab.setdefault(token, len(vocab))
+    vocab["d\u2581e"] = len(vocab)
+    spec["model"]["merges"][:0] = [["\u2581", "e"], ["d", "\u2581e"]]
+    assert from_tokenizer_json(json.dumps(spec))._pretokenize.model.word_split is None
+    hf = Tokenizer.from_str(json.dumps(spec))
+    assert any("d\u2581e" in hf.encode(text).tokens for text in texts)       # (the merge is met)
+    _check_same(json.dumps(spec), texts)

@@ -130,8 +130,10 @@ class BPEModel:
         else:
             prefix_merges = self._character_tokens()
         pairs = _merge_pairs(merges, self.vocab, self.decode_only)
+        self.word_split: Callable[[str], list[str]] | None = None
         if not byte_level:
             self._check_merges_of_cut_ids(pairs)
+            self.word_split = self._word_split(pairs)
         try:
             self.table = _core.MergeTable.from_pair_merges(self.token_ids, prefix_merges + pairs, self.ignore_merges)
         except ValueError as error:
@@ -223,56 +225,86 @@ class BPEModel:
         # One merge per (prefix, byte) pair, whichever character listed it first.
         return list(dict.fromkeys(merges))
 
+    def _word_split(self, pairs: list[tuple[int, int]]) -> Callable[[str], list[str]] | None:
+        """A cut of a piece before each "▁" that follows another character, when no token can span such a
+        point (else None); the model's ids are the same on the parts as on the whole, and the parts are
+        words, which the piece cache knows (a SentencePiece-style file hands the model whole texts).
+
+        Why it holds: a token spans a point only if some merge joins there, a left part ending in another
+        character to a right part starting with "▁" — this checks that no merge does; merges on the two
+        sides of a point no merge crosses are independent, in whatever order their ranks interleave them.
+        Not with ignore_merges (whether the whole piece is a token decides there) or when "▁" is no token
+        (an unknown character cut out next to it could fuse with another across the point)."""
+        mark = "\u2581"
+        if self.ignore_merges or mark not in self.characters:
+            return None
+        strings = {token_id: token for token, token_id in self.vocab.items()}
+        for left, right in pairs:
+            left_text, right_text = strings.get(left, ""), strings.get(right, "")
+            if left_text and right_text.startswith(mark) and not left_text.endswith(mark):
+                return None
+        return re.compile(f"(?<=[^{mark}])(?={mark})").split
+
     def _check_merges_of_cut_ids(self, pairs: list[tuple[int, int]]) -> None:
         cut = set(self.fallback_ids.values()) | ({self.unk_id} if self.unk_id is not None else set())
         for left, right in pairs:
             if left in cut or right in cut:
                 raise TokenizerJsonError("model BPE: a merge of a byte-fallback or unk token is not supported")
 
-    def cut_unknown(self, pieces: list[str]) -> list[str | int]:
+    def cut_unknown(self, pieces: list[str], split: Callable[[str], list[str]] | None = None) -> list[str | int]:
         """The pieces with each character that is not a token cut out as HF's BPE treats it (see the module's
-        docstring): its bytes' ids, the unk id, or nothing."""
+        docstring): its bytes' ids, the unk id, or nothing; `split` (`word_split`) then cuts each part left."""
         out: list[str | int] = []
         characters = self.characters
+        unk_id, fuse_unk = self.unk_id, self.fuse_unk
+
+        def known(part: str) -> None:
+            if split is None:
+                out.append(part)
+            else:
+                out.extend(split(part))
+
         for piece in pieces:
             if self.ignore_merges and piece in self.vocab:
                 out.append(piece)
                 continue
             unknown = set(piece).difference(characters)
             if not unknown:
-                out.append(piece)
+                known(piece)
                 continue
             start = 0
             pending_unk = False
-            # A loop over the unknown characters only (a newline in Llama's and Mistral's vocabularies): found
-            # by a class of those few, which `re` searches fast (a class of the whole vocabulary, slowly).
+            # A loop over the runs of unknown characters only (a newline in Llama's and Mistral's
+            # vocabularies): found by a class of those few, which `re` searches fast (a class of the whole
+            # vocabulary, slowly).
             for found in _finder(frozenset(unknown))(piece):
-                at, char = found.start(), found.group()
+                at = found.start()
                 if start < at:
                     if pending_unk:
-                        out.append(self.unk_id)    # type: ignore[arg-type]
+                        out.append(unk_id)    # type: ignore[arg-type]
                         pending_unk = False
-                    out.append(piece[start:at])
-                start = at + 1
-                fallback = self._fallback_of.get(char)
-                if fallback is None:
-                    if len(self._fallback_of) >= 1 << 16:     # (bounded, whatever the texts hold)
-                        self._fallback_of.clear()
-                    fallback = self._fallback_of[char] = self._fallback(char)
-                if fallback:
-                    # HF adds the byte tokens at once and leaves a pending unk to after them.
-                    out.extend(fallback)
-                elif self.unk_id is not None:
-                    if pending_unk and not self.fuse_unk:
-                        out.append(self.unk_id)
-                    pending_unk = True
+                    known(piece[start:at])
+                start = found.end()
+                for char in found.group():
+                    fallback = self._fallback_of.get(char)
+                    if fallback is None:
+                        if len(self._fallback_of) >= 1 << 16:     # (bounded, whatever the texts hold)
+                            self._fallback_of.clear()
+                        fallback = self._fallback_of[char] = self._fallback(char)
+                    if fallback:
+                        # HF adds the byte tokens at once and leaves a pending unk to after them.
+                        out.extend(fallback)
+                    elif unk_id is not None:
+                        if pending_unk and not fuse_unk:
+                            out.append(unk_id)
+                        pending_unk = True
             if start < len(piece):
                 if pending_unk:
-                    out.append(self.unk_id)    # type: ignore[arg-type]
+                    out.append(unk_id)    # type: ignore[arg-type]
                     pending_unk = False
-                out.append(piece[start:])
+                known(piece[start:])
             if pending_unk:
-                out.append(self.unk_id)    # type: ignore[arg-type]
+                out.append(unk_id)    # type: ignore[arg-type]
         return out
 
     def _fallback(self, char: str) -> tuple[int, ...]:
@@ -295,8 +327,8 @@ class BPEModel:
 
 @functools.lru_cache(maxsize=256)
 def _finder(characters: frozenset[str]) -> Callable[[str], Iterator[re.Match[str]]]:
-    """`finditer` of a class of these characters."""
-    return re.compile("[" + "".join(sorted(map(re.escape, characters))) + "]").finditer
+    """`finditer` of the runs of these characters."""
+    return re.compile("[" + "".join(sorted(map(re.escape, characters))) + "]+").finditer
 
 
 def _check_vocab_entries(vocab: dict[Any, Any]) -> None:
