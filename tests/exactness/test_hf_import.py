@@ -444,6 +444,11 @@ def test_an_end_of_word_suffix_gives_hfs_ids():
         ids = tok.encode(sample, add_special_tokens=False).ids
         assert enc.encode(sample) == ids, sample
         assert enc.decode(ids) == tok.decode(ids), sample
+    # The word end is the byte 0xFF, which the byte character ÿ also stands for: a token "aÿ" would be the
+    # same bytes as "a</w>" (no text holds that byte, but the two ids could not be told apart).
+    spec["model"]["vocab"]["a\u00ff"] = len(spec["model"]["vocab"])
+    with pytest.raises(TokenizerJsonError, match="ending in the byte character ÿ are the same bytes"):
+        from_tokenizer_json(json.dumps(spec))
 
 
 def test_a_pattern_matching_nothing_is_refused_when_met():

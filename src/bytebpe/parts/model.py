@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import _core
-from ..file_formats import TokenizerJsonError
+from ..file_formats import TokenizerJsonError, shortened
 from ..hf_json import _byte_to_char
 from .fields import field
 
@@ -40,11 +40,11 @@ _OTHER_MODELS = {
     "WordLevel": "a WordLevel model: use HF tokenizers for it",
 }
 
-# GPT-2's byte characters -> the bytes they stand for, as Latin-1 characters; every other character below 256
-# -> one Latin-1 cannot encode (U+FFFF), so that encoding a translated token fails unless it is all bytes.
 # Where a word ends, for a model with an end_of_word_suffix: the byte 0xFF, which no UTF-8 text holds.
 WORD_END = b"\xff"
 
+# GPT-2's byte characters -> the bytes they stand for, as Latin-1 characters; every other character below 256
+# -> one Latin-1 cannot encode (U+FFFF), so that encoding a translated token fails unless it is all bytes.
 _TO_LATIN1 = {**{code: 0xFFFF for code in range(256)},
               **{ord(char): byte for byte, char in enumerate(_byte_to_char())}}
 
@@ -160,6 +160,10 @@ class BPEModel:
                 self.decode_only[token_id] = token.encode("utf-8")
                 continue
             if data:
+                if suffix and self.token_ids.setdefault(data, token_id) != token_id:
+                    # ("aÿ" and "a</w>" would both be a and 0xFF: no text holds the byte ÿ stands for)
+                    raise TokenizerJsonError(f"model BPE: with the end_of_word_suffix, {shortened(token)} and another "
+                                             "token ending in the byte character ÿ are the same bytes to bytebpe")
                 self.token_ids[data] = token_id
             else:
                 self.decode_only[token_id] = b""    # "" (Whisper's): no text makes it, HF decodes it as nothing
