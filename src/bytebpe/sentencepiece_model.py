@@ -277,66 +277,40 @@ def _sub(r: _Reader, wire: int, name: str, where: str) -> _Reader:
     return _Reader(r.data, start, end, where)
 
 
-_TRAINER_INT32 = {3: "model_type", 4: "vocab_size", 20: "max_sentencepiece_length", 40: "unk_id", 41: "bos_id",
-                  42: "eos_id", 43: "pad_id"}
-_TRAINER_BOOL = {35: "byte_fallback", 25: "split_digits", 22: "split_by_whitespace",
-                 21: "split_by_unicode_script", 23: "split_by_number", 24: "treat_whitespace_as_suffix",
-                 26: "allow_whitespace_only_pieces", 32: "vocabulary_output_piece_score",
-                 33: "hard_vocab_limit", 34: "use_all_vocab"}
-_TRAINER_STRING = {45: "unk_piece", 46: "bos_piece", 47: "eos_piece", 48: "pad_piece", 44: "unk_surface",
-                   53: "pretokenization_delimiter", 36: "required_chars"}
-_TRAINER_REPEATED = {30: "control_symbols", 31: "user_defined_symbols"}
+# Each spec's fields: number -> (name, reader, repeated). Fields not listed are skipped.
+_TRAINER_FIELDS = {
+    **{no: (name, _int32, False) for no, name in {
+        3: "model_type", 4: "vocab_size", 20: "max_sentencepiece_length", 40: "unk_id", 41: "bos_id",
+        42: "eos_id", 43: "pad_id"}.items()},
+    **{no: (name, _bool, False) for no, name in {
+        35: "byte_fallback", 25: "split_digits", 22: "split_by_whitespace", 21: "split_by_unicode_script",
+        23: "split_by_number", 24: "treat_whitespace_as_suffix", 26: "allow_whitespace_only_pieces",
+        32: "vocabulary_output_piece_score", 33: "hard_vocab_limit", 34: "use_all_vocab"}.items()},
+    **{no: (name, _string, False) for no, name in {
+        45: "unk_piece", 46: "bos_piece", 47: "eos_piece", 48: "pad_piece", 44: "unk_surface",
+        53: "pretokenization_delimiter", 36: "required_chars"}.items()},
+    30: ("control_symbols", _string, True), 31: ("user_defined_symbols", _string, True),
+    10: ("character_coverage", _float, False),
+}
+_NORMALIZER_FIELDS = {1: ("name", _string, False), 2: ("precompiled_charsmap", _bytes, False),
+                      3: ("add_dummy_prefix", _bool, False), 4: ("remove_extra_whitespaces", _bool, False),
+                      5: ("escape_whitespaces", _bool, False), 6: ("normalization_rule_tsv", _string, False)}
 
 
-def _parse_trainer_spec(r: _Reader, spec: TrainerSpec) -> None:
+def _parse_spec(r: _Reader, spec: Any, fields: dict[int, tuple[str, Any, bool]], label: str) -> None:
+    """Read a TrainerSpec's or NormalizerSpec's `fields` into `spec`, noting in ``spec.present`` those set."""
     present = set(spec.present)
     for no, wire in r.fields():
-        if no in _TRAINER_INT32:
-            name = _TRAINER_INT32[no]
-            setattr(spec, name, _int32(r, wire, "trainer_spec." + name))
-        elif no in _TRAINER_BOOL:
-            name = _TRAINER_BOOL[no]
-            setattr(spec, name, _bool(r, wire, "trainer_spec." + name))
-        elif no in _TRAINER_STRING:
-            name = _TRAINER_STRING[no]
-            setattr(spec, name, _string(r, wire, "trainer_spec." + name))
-        elif no in _TRAINER_REPEATED:
-            name = _TRAINER_REPEATED[no]
-            getattr(spec, name).append(_string(r, wire, "trainer_spec." + name))
-        elif no == 10:
-            name = "character_coverage"
-            spec.character_coverage = _float(r, wire, "trainer_spec." + name)
-        else:
+        found = fields.get(no)
+        if found is None:
             r.skip(wire, no)
             continue
-        present.add(name)
-    spec.present = frozenset(present)
-
-
-def _parse_normalizer_spec(r: _Reader, spec: NormalizerSpec, label: str) -> None:
-    present = set(spec.present)
-    for no, wire in r.fields():
-        if no == 1:
-            name = "name"
-            spec.name = _string(r, wire, label + ".name")
-        elif no == 2:
-            name = "precompiled_charsmap"
-            spec.precompiled_charsmap = _bytes(r, wire, label + ".precompiled_charsmap")
-        elif no == 3:
-            name = "add_dummy_prefix"
-            spec.add_dummy_prefix = _bool(r, wire, label + "." + name)
-        elif no == 4:
-            name = "remove_extra_whitespaces"
-            spec.remove_extra_whitespaces = _bool(r, wire, label + "." + name)
-        elif no == 5:
-            name = "escape_whitespaces"
-            spec.escape_whitespaces = _bool(r, wire, label + "." + name)
-        elif no == 6:
-            name = "normalization_rule_tsv"
-            spec.normalization_rule_tsv = _string(r, wire, label + "." + name)
+        name, read, repeated = found
+        value = read(r, wire, f"{label}.{name}")
+        if repeated:
+            getattr(spec, name).append(value)
         else:
-            r.skip(wire, no)
-            continue
+            setattr(spec, name, value)
         present.add(name)
     spec.present = frozenset(present)
 
@@ -371,15 +345,15 @@ def _parse(data: bytes) -> SentencePieceModel:
         if no == 1:
             pieces.append(_parse_piece(_sub(r, wire, "pieces", f"pieces[{len(pieces)}]"), len(pieces)))
         elif no == 2:
-            _parse_trainer_spec(_sub(r, wire, "trainer_spec", "trainer_spec"), trainer)
+            _parse_spec(_sub(r, wire, "trainer_spec", "trainer_spec"), trainer, _TRAINER_FIELDS, "trainer_spec")
         elif no == 3:
-            _parse_normalizer_spec(_sub(r, wire, "normalizer_spec", "normalizer_spec"), normalizer,
-                                   "normalizer_spec")
+            _parse_spec(_sub(r, wire, "normalizer_spec", "normalizer_spec"), normalizer, _NORMALIZER_FIELDS,
+                        "normalizer_spec")
         elif no == 5:
             if denormalizer is None:
                 denormalizer = NormalizerSpec()
-            _parse_normalizer_spec(_sub(r, wire, "denormalizer_spec", "denormalizer_spec"), denormalizer,
-                                   "denormalizer_spec")
+            _parse_spec(_sub(r, wire, "denormalizer_spec", "denormalizer_spec"), denormalizer,
+                        _NORMALIZER_FIELDS, "denormalizer_spec")
         else:
             r.skip(wire, no)
     return SentencePieceModel(pieces, trainer, normalizer, denormalizer)

@@ -319,27 +319,21 @@ def _raises_quickly(data, match=None):
 
 def _first_field_offsets(data):
     """Offsets of the top-level fields (key position, field number)."""
+    def varint(pos):
+        value = shift = 0
+        while True:
+            b = data[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return value, pos
+
     pos, out = 0, []
     while pos < len(data):
         key_pos = pos
-        key = 0
-        shift = 0
-        while True:
-            b = data[pos]
-            pos += 1
-            key |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                break
-        length = 0
-        shift = 0
-        while True:
-            b = data[pos]
-            pos += 1
-            length |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                break
+        key, pos = varint(pos)
+        length, pos = varint(pos)
         out.append((key_pos, key >> 3))
         pos += length
     return out
