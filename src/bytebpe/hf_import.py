@@ -308,7 +308,9 @@ class _AddedTokenSplitter:
             return self.prepend_first + part
         return part
 
-    def __call__(self, text: str) -> list[str]:
+    def __call__(self, text: str, matches: list[str] | None = None) -> list[str]:
+        """The parts of `text`; `matches`, when given, gets the text each added token was matched on (its
+        content with the whitespace lstrip/rstrip took: HF's token string for it)."""
         if self.any_search is not None and self.any_search(text) is None:
             if self.prefix_space and text and not text.startswith(" "):
                 text = " " + text
@@ -334,6 +336,8 @@ class _AddedTokenSplitter:
         for segment, found in self._find(text, self.raw_search, self.by_content):
             if found is not None:
                 token(found.content)
+                if matches is not None:
+                    matches.append(segment)
                 continue
             if not segment:
                 continue
@@ -342,6 +346,8 @@ class _AddedTokenSplitter:
             for part, found in self._find(segment, self.normalized_search, self.by_pattern):
                 if found is not None:
                     token(found.content)
+                    if matches is not None:
+                        matches.append(part)
                 elif part:
                     ordinary(part)
         if len(out) % 2 == 0:
@@ -443,10 +449,15 @@ class _OffsetTrim:
             trailing[token_id] = len(content) - len(content.rstrip(_HF_SPACES))
         return cls(leading, trailing, bool(found[0].get("add_prefix_space", True)))
 
-    def trimmed(self, ids: Any, spans: Any) -> Any:
+    def trimmed(self, ids: Any, spans: Any, strings: list[str] | None = None) -> Any:
+        """`spans` of `ids` trimmed; `strings`: each token's string where it is not the id's own (an added
+        token matched with the whitespace its lstrip/rstrip took)."""
         import numpy as np
 
         lead, trail = self.leading[ids], self.trailing[ids]
+        if strings is not None:
+            lead = np.array([len(s) - len(s.lstrip(_HF_SPACES)) for s in strings], np.int64)
+            trail = np.array([len(s) - len(s.rstrip(_HF_SPACES)) for s in strings], np.int64)
         start, end = spans[:, 0].copy(), spans[:, 1].copy()
         first = (np.arange(len(ids)) == 0) | (start == 0)
         if self.add_prefix_space:
@@ -507,8 +518,49 @@ class _TokenStrings:
         return self.decoder.decode([strings[token_id] for token_id in ids])
 
 
+class FileParts(NamedTuple):
+    """What `bytebpe.hf` reads of a file's parts beyond ids: the vocabulary's strings, the added tokens,
+    the normalizer, the splitter of added tokens, and why the offsets cannot be HF's (None: they are, for a
+    text the normalizer leaves as it is)."""
+    model: BPEModel
+    added: list[_AddedToken]
+    normalize: Callable[[str], str] | None
+    specials: AddedTokens
+    offsets_issue: str | None
+
+
+def _offsets_issue(spec: dict[str, Any], model: BPEModel) -> str | None:
+    """Why this file's offsets are not HF's: the parts whose character alignments bytebpe does not carry
+    (tests/exactness/test_real_files.py holds every real file to what this says)."""
+    def kinds(part: Any, key: str) -> list[dict[str, Any]]:
+        if not isinstance(part, dict):
+            return []
+        inner = part.get(key)
+        return [found for each in inner for found in kinds(each, key)] if isinstance(inner, list) else [part]
+
+    for normalizer in kinds(spec.get("normalizer"), "normalizers"):
+        if normalizer.get("type") not in ("NFC", "NFD", "NFKC", "NFKD", "Lowercase"):
+            return f"the normalizer {normalizer.get('type')} moves characters"
+    for step in kinds(spec.get("pre_tokenizer"), "pretokenizers"):
+        kind = step.get("type")
+        if kind in ("Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Metaspace", "CharDelimiterSplit"):
+            return f"the pre-tokenizer {kind} drops or adds characters"
+        if kind == "ByteLevel" and step.get("add_prefix_space", True):
+            return "the pre-tokenizer ByteLevel adds a prefix space"
+    if not model.byte_level:
+        return "a character-level vocabulary"
+    if model.end_of_word_suffix:
+        return "the model's end_of_word_suffix"
+    if any(bytes([byte]) not in model.token_ids for byte in range(256)):
+        return "a vocabulary lacking byte characters"
+    return None
+
+
 class TokenizerJsonEncoding(Encoding):
     """An `Encoding` read from an HF `tokenizer.json` (see `from_tokenizer_json`); pickles as its JSON."""
+
+    file_parts: FileParts
+    _offset_trim: _OffsetTrim | None
 
     _json_text: str
     add_special_tokens: bool
@@ -572,6 +624,7 @@ class TokenizerJsonEncoding(Encoding):
         encoding.add_special_tokens = add_special_tokens
         encoding.prefix_ids, encoding.suffix_ids = tuple(before), tuple(after)
         encoding._offset_trim = _OffsetTrim.of(processor, model, tokens)
+        encoding.file_parts = FileParts(model, tokens, normalize, specials, _offsets_issue(spec, model))
         return encoding
 
     def _encode_with_offsets(self, text: str, allowed_special: Any, disallowed_special: Any, as_numpy: bool) -> Any:

@@ -89,13 +89,14 @@ def gpt2(data_dir):
 
 def test_an_imported_encoding_is_assembled_with_every_field_of_a_named_one(gpt2):
     # One place sets an encoding's fields (Encoding._assemble): a field added there reaches every encoding. An
-    # imported one adds only its own: the file's text, its post-processor's ids, offset trim and budget split.
+    # imported one adds only its own: the file's text, its post-processor's ids, offset trim and budget split,
+    # and the parts bytebpe.hf reads.
     enc, _ = gpt2
     named = bytebpe.Encoding._from_table("r50k", pat_str=bytebpe.get_encoding("r50k_base")._pat_str,
                                          table=bytebpe.get_encoding("r50k_base")._table, special_tokens={})
     assert set(vars(enc)) - set(vars(named)) == {"_json_text", "add_special_tokens", "prefix_ids", "suffix_ids",
                                                   "_vocabulary_sha256", "_offset_trim", "_split_for_budgets",
-                                                  "_normal_form"}
+                                                  "_normal_form", "file_parts"}
     assert set(vars(named)) <= set(vars(enc))
     assert enc.encode_single_token("<|endoftext|>") == 50256 and enc.decode([50256]) == "<|endoftext|>"
 

@@ -1,0 +1,749 @@
+"""`tokenizers.Tokenizer`'s surface over bytebpe: the same methods, settings and outputs for a tokenizer.json.
+
+A `Tokenizer` holds a *pipeline* (the file's parts, read once: the bytebpe encoding that gives HF's ids, the
+post-processor, the token strings) and its *settings* (truncation, padding, `encode_special_tokens`). Both
+are immutable values that a change replaces whole, and every call reads each once: threads sharing one
+Tokenizer while another changes its settings each get the answer of one setting or the other, never a mix,
+and never HF's "Already borrowed".
+
+What HF does is the specification (tokenizers/src/tokenizer/mod.rs `encode_char_offsets`, `post_process`,
+`encode_batch`; added_vocabulary.rs `add_tokens`); tests/exactness/test_hf_surface.py compares every method
+and every `Encoding` column with HF's on real files.
+"""
+from __future__ import annotations
+
+import bisect
+import copy
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from .. import encoding as _bytebpe_encoding
+from ..atomic_write import write_bytes_atomically
+from ..file_formats import TokenizerJsonError
+from ..hf_import import (
+    TokenizerJsonEncoding,
+    _AddedTokenSplitter,
+    _checked_spec,
+    _load_json,
+)
+from .encoding import Encoding, TextRun
+from .processing import (
+    Padding,
+    PostProcessor,
+    Truncation,
+    default_process,
+    pad_encodings,
+    post_processor_of,
+    truncate_encodings,
+)
+
+__all__ = ["AddedToken", "Tokenizer"]
+
+
+class AddedToken:
+    """`tokenizers.AddedToken`: a token's content and how it is matched in text."""
+
+    __slots__ = ("content", "lstrip", "normalized", "rstrip", "single_word", "special")
+
+    def __init__(self, content: str = "", single_word: bool = False, lstrip: bool = False, rstrip: bool = False,
+                 normalized: bool | None = None, special: bool = False) -> None:
+        if not isinstance(content, str):
+            raise TypeError(f"AddedToken content must be a str, got {type(content).__name__}")
+        self.content = content
+        self.single_word, self.lstrip, self.rstrip, self.special = single_word, lstrip, rstrip, special
+        self.normalized = not special if normalized is None else normalized
+
+    @classmethod
+    def _of(cls, spec: dict[str, Any]) -> AddedToken:
+        special = bool(spec.get("special", False))
+        return cls(spec["content"], bool(spec.get("single_word", False)), bool(spec.get("lstrip", False)),
+                   bool(spec.get("rstrip", False)), bool(spec.get("normalized", not special)), special)
+
+    def _spec(self, token_id: int) -> dict[str, Any]:
+        return {"id": token_id, "content": self.content, "single_word": self.single_word, "lstrip": self.lstrip,
+                "rstrip": self.rstrip, "normalized": self.normalized, "special": self.special}
+
+    def _key(self) -> tuple[Any, ...]:
+        return self.content, self.single_word, self.lstrip, self.rstrip, self.normalized, self.special
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, AddedToken):
+            return self._key() == other._key()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.content)
+
+    def __str__(self) -> str:
+        return self.content
+
+    def __repr__(self) -> str:
+        def flag(value: bool) -> str:
+            return "True" if value else "False"
+        return (f'AddedToken("{self.content}", rstrip={flag(self.rstrip)}, lstrip={flag(self.lstrip)}, '
+                f"single_word={flag(self.single_word)}, normalized={flag(self.normalized)}, "
+                f"special={flag(self.special)})")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"content": self.content, "single_word": self.single_word, "lstrip": self.lstrip,
+                "rstrip": self.rstrip, "normalized": self.normalized, "special": self.special}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for key, value in state.items():
+            setattr(self, key, value)
+
+
+# ==== the pipeline: a file's parts, read once =================================================================
+
+
+class _Pipeline:
+    """Everything a Tokenizer reads of its file: immutable once made (a change makes a new one)."""
+
+    def __init__(self, spec: dict[str, Any], name: str) -> None:
+        self.spec = spec        # the file as HF would write it (truncation and padding live in the settings)
+        inner = dict(spec, truncation=None, padding=None)
+        self.encoding = TokenizerJsonEncoding._from_json_text(json.dumps(inner, ensure_ascii=False), name,
+                                                              spec=inner)
+        parts = self.encoding.file_parts
+        self.processor: PostProcessor | None = post_processor_of(spec.get("post_processor"))
+        self.vocab: dict[str, int] = dict(parts.model.vocab)
+        self.added = {token.id: token for token in parts.added}
+        self.added_ids = {token.content: token.id for token in parts.added}
+        self.special_contents = frozenset(token.content for token in parts.added if token.special)
+        self.strings: dict[int, str] = {token_id: token for token, token_id in self.vocab.items()}
+        # (an added token's string is its normalized form where it has one: HF's normalized cache)
+        self.strings.update((token.id, token.decoded) for token in parts.added)
+        # Added tokens whose string in an Encoding is the text they matched (whitespace included).
+        self.stripping = frozenset(token.id for token in parts.added if token.lstrip or token.rstrip)
+        self.offsets_issue = parts.offsets_issue
+        self.normalize = parts.normalize
+        self._ordinary_split = None
+
+    def n_added(self, is_pair: bool) -> int:
+        return self.processor.added_tokens(is_pair) if self.processor is not None else 0
+
+    # ---- the columns beyond ids, for one text (TextRun) ----
+
+    def offsets_and_words(self, text: str, ids: list[int], special_as_text: bool
+                          ) -> tuple[list[tuple[int, int]], list[int | None]]:
+        """HF's offsets and word ids for the tokens `ids` of `text` (NotImplementedError naming the part
+        where bytebpe cannot give HF's)."""
+        issue = self.offsets_issue
+        if issue is None and self.normalize is not None and self.normalize(text) != text:
+            issue = "the normalizer changes this text"
+        if issue is not None:
+            raise NotImplementedError(f"offsets and word ids of {self.encoding.name!r} are not HF's yet: {issue} "
+                                      "(use HF tokenizers for them)")
+        enc = self.encoding
+        if self.stripping and not self.stripping.isdisjoint(ids):
+            found_ids, spans = self._offsets_by_parts(text, special_as_text)
+        else:
+            allowed: Any = "all" if not special_as_text else set()
+            disallowed: Any = () if special_as_text else "all"
+            found_ids, spans = _bytebpe_encoding.Encoding._encode_with_offsets(enc, text, allowed, disallowed,
+                                                                              as_numpy=False)
+        if found_ids != ids:
+            raise RuntimeError("bytebpe gave different ids with offsets than without (a bug: please report it)")
+        words = self._words(text, spans, special_as_text)
+        if enc._offset_trim is not None and spans:
+            import numpy as np
+
+            # (trimmed by each token's string: a stripping added token's holds the whitespace it took)
+            strings = self.matched_strings(text, ids, special_as_text) \
+                if self.stripping and not self.stripping.isdisjoint(ids) else None
+            trimmed = enc._offset_trim.trimmed(np.asarray(ids), np.asarray(spans, dtype=np.int64).reshape(-1, 2),
+                                               strings)
+            spans = list(map(tuple, trimmed.tolist()))
+        return spans, words
+
+    def matched_strings(self, text: str, ids: list[int], special_as_text: bool) -> list[str]:
+        """Each token's HF string for `text` where an added token took whitespace with it: its matched text
+        (HF's split value), the others their vocabulary strings."""
+        specials = self.encoding.file_parts.specials
+        split = specials.split(frozenset() if special_as_text else specials._special)
+        matches: list[str] = []
+        parts = split(text, matches)     # (a splitter: a file with stripping tokens has no simpler one)
+        core, pretokenize, strings = self.encoding._core, self.encoding._pretokenize, self.strings
+        out: list[str] = []
+        for index, part in enumerate(parts):
+            if index % 2:
+                out.append(matches[index // 2])
+            elif part:
+                out += [strings[token_id] for token_id in core.encode(pretokenize, None, part)]
+        if len(out) != len(ids):
+            raise RuntimeError("bytebpe's token strings do not line up with its ids (a bug: please report it)")
+        return out
+
+    def _offsets_by_parts(self, text: str, special_as_text: bool) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids and offsets part by part: an added token that took whitespace with it spans that whitespace
+        too, which the core's offsets (read off the tokens' bytes) cannot show."""
+        specials = self.encoding.file_parts.specials
+        split = specials.split(frozenset() if special_as_text else specials._special)
+        matches: list[str] = []
+        parts = split(text, matches)
+        core, pretokenize = self.encoding._core, self.encoding._pretokenize
+        ids: list[int] = []
+        spans: list[tuple[int, int]] = []
+        position = 0
+        for index, part in enumerate(parts):
+            piece = matches[index // 2] if index % 2 else part
+            if not piece:
+                continue
+            found = text.find(piece, position)
+            if found < 0:
+                raise NotImplementedError("offsets of this text are not HF's yet: its parts are not the text's own")
+            if index % 2:
+                ids.append(self.added_ids[part])
+                spans.append((found, found + len(piece)))
+            else:
+                part_ids, part_spans = core.encode_with_offsets(pretokenize, None, piece, None, False)
+                ids += part_ids
+                spans += [(start + found, end + found) for start, end in part_spans]
+            position = found + len(piece)
+        return ids, spans
+
+    def _words(self, text: str, spans: list[tuple[int, int]], special_as_text: bool) -> list[int | None]:
+        """Each token's word: the index of HF's split (an added token, or a pre-tokenizer's piece) holding
+        the token's first character."""
+        enc = self.encoding
+        split = enc.file_parts.specials.split(frozenset() if special_as_text else enc.file_parts.specials._special)
+        matches: list[str] = []
+        parts = (split(text, matches) if isinstance(split, _AddedTokenSplitter) else split(text)) \
+            if split is not None else [text]
+        starts: list[int] = []
+        position = 0
+        pretokenize = enc._pretokenize
+        for index, part in enumerate(parts):
+            if index % 2 and matches:
+                part = matches[index // 2]
+            if not part:
+                continue
+            found = text.find(part, position)
+            if found < 0:
+                raise NotImplementedError("word ids of this text are not HF's yet: an added token's match moves "
+                                          "characters")
+            if index % 2:           # an added token: one split, from where the text before it ended
+                starts.append(position)
+            else:
+                at = found
+                for piece in (pretokenize(part) if pretokenize is not None else [part]):
+                    if isinstance(piece, bytes):
+                        piece = piece.decode("utf-8", "surrogatepass")
+                    elif not isinstance(piece, str):
+                        raise NotImplementedError("word ids of this file are not HF's yet")
+                    starts.append(at)
+                    at += len(piece)
+                if at != found + len(part):
+                    raise NotImplementedError("word ids of this file are not HF's yet: its pre-tokenizer drops "
+                                              "characters")
+            position = found + len(part)
+        return [bisect.bisect_right(starts, start) - 1 if starts else None for start, _ in spans]
+
+
+@dataclass(frozen=True)
+class _Settings:
+    truncation: Truncation | None = None
+    padding: Padding | None = None
+    encode_special_tokens: bool = False
+
+
+# ==== the tokenizer ===========================================================================================
+
+
+class Tokenizer:
+    """`tokenizers.Tokenizer` for a BPE tokenizer.json that bytebpe serves: make one with `from_file`,
+    `from_str`, `from_buffer` or `from_pretrained` (a local directory)."""
+
+    def __init__(self, tokenizer_json: str | dict[str, Any], *, name: str = "tokenizer.json") -> None:
+        if isinstance(tokenizer_json, str):
+            if tokenizer_json.lstrip("\ufeff \t\r\n")[:1] == "{":
+                spec = _parsed(tokenizer_json, name)
+            else:
+                raise TypeError("Tokenizer(...) takes the text of a tokenizer.json or its parsed object: use "
+                                "Tokenizer.from_file(path) for a path")
+        elif isinstance(tokenizer_json, dict):
+            spec = copy.deepcopy(tokenizer_json)
+        else:
+            raise TypeError(f"Tokenizer(...) takes the text of a tokenizer.json or its parsed object, got "
+                            f"{type(tokenizer_json).__name__} (tokenizers' models are not taken: save the "
+                            "tokenizers.Tokenizer and use Tokenizer.from_str(tok.to_str()))")
+        truncation, padding = spec.get("truncation"), spec.get("padding")
+        spec = _checked_spec(dict(spec, truncation=None, padding=None), name)
+        self._name = name
+        self._pipeline = _Pipeline(spec, name)
+        self._settings = _Settings(_truncation_of(truncation), _padding_of(padding))
+
+    # ---- making one ----
+
+    @classmethod
+    def from_str(cls, json: str) -> Tokenizer:
+        if not isinstance(json, str):
+            raise TypeError(f"from_str takes the JSON text, got {type(json).__name__}")
+        return cls(json)
+
+    @classmethod
+    def from_buffer(cls, buffer: bytes) -> Tokenizer:
+        if not isinstance(buffer, (bytes, bytearray, memoryview)):
+            raise TypeError(f"from_buffer takes bytes, got {type(buffer).__name__}")
+        try:
+            text = bytes(buffer).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise TokenizerJsonError(f"the buffer is not UTF-8 JSON: {error}") from None
+        return cls(text)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"from_file takes a path, got {type(path).__name__}")
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise TokenizerJsonError(f"{str(path)!r} is not a UTF-8 JSON file (a tokenizer.json?)") from None
+        except OSError as error:
+            raise TokenizerJsonError(f"cannot read {str(path)!r}: {error.strerror or error}") from None
+        if text.lstrip("\ufeff \t\r\n")[:1] != "{":
+            raise TokenizerJsonError(f"{str(path)!r} is not a tokenizer.json (no JSON object in it)")
+        return cls(text, name=Path(path).name)
+
+    @classmethod
+    def from_pretrained(cls, identifier: str | os.PathLike[str], revision: str = "main",
+                        token: str | None = None) -> Tokenizer:
+        """A local directory holding tokenizer.json (or the file itself): bytebpe does not download."""
+        path = Path(identifier)
+        if path.is_dir():
+            path = path / "tokenizer.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"no tokenizer.json at {str(identifier)!r}: bytebpe.hf reads local files "
+                                    "only (download with huggingface_hub.snapshot_download(repo_id) and give its "
+                                    "directory)")
+        return cls.from_file(path)
+
+    # ---- writing ----
+
+    def to_str(self, pretty: bool = False) -> str:
+        settings = self._settings
+        spec = dict(self._pipeline.spec)
+        spec["truncation"] = _truncation_json(settings.truncation) if settings.truncation else None
+        spec["padding"] = _padding_json(settings.padding) if settings.padding else None
+        ordered: dict[str, Any] = {key: spec[key] for key in ("version", "truncation", "padding", "added_tokens", "normalizer",
+                                              "pre_tokenizer", "post_processor", "decoder", "model") if key in spec}
+        ordered.update((key, value) for key, value in spec.items() if key not in ordered)
+        if pretty:
+            return json.dumps(ordered, ensure_ascii=False, indent=2)
+        return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
+
+    def save(self, path: str | os.PathLike[str], pretty: bool = True) -> None:
+        write_bytes_atomically(path, self.to_str(pretty).encode("utf-8"))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"json": self.to_str(), "name": self._name,
+                "encode_special_tokens": self._settings.encode_special_tokens}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        fresh = Tokenizer(state["json"], name=state.get("name", "tokenizer.json"))
+        self.__dict__.update(fresh.__dict__)
+        self._settings = replace(self._settings, encode_special_tokens=bool(state.get("encode_special_tokens")))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tokenizer:
+        twin = Tokenizer.__new__(Tokenizer)
+        twin.__dict__.update(self.__dict__)      # (the pipeline and settings are immutable: shared safely)
+        return twin
+
+    def __repr__(self) -> str:
+        return f"bytebpe.hf.Tokenizer({self._name!r}, vocab_size={self.get_vocab_size()})"
+
+    # ---- settings ----
+
+    @property
+    def truncation(self) -> dict[str, Any] | None:
+        settings = self._settings
+        return settings.truncation.as_dict() if settings.truncation else None
+
+    def enable_truncation(self, max_length: int, stride: int = 0, strategy: str = "longest_first",
+                          direction: str = "right") -> None:
+        params = Truncation(max_length, stride, strategy, direction)
+        effective = max_length - self._pipeline.n_added(False)
+        if effective >= 0 and effective < stride:
+            raise ValueError(f"Truncation error: tokenizer stride set to {stride}, which is greater than or equal "
+                             f"to its effective max length of {effective} (= {max_length} original max length - "
+                             f"{self._pipeline.n_added(False)} added special tokens), ")
+        self._settings = replace(self._settings, truncation=params)
+
+    def no_truncation(self) -> None:
+        self._settings = replace(self._settings, truncation=None)
+
+    @property
+    def padding(self) -> dict[str, Any] | None:
+        settings = self._settings
+        return settings.padding.as_dict() if settings.padding else None
+
+    def enable_padding(self, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0,
+                       pad_token: str = "[PAD]", length: int | None = None,
+                       pad_to_multiple_of: int | None = None) -> None:
+        self._settings = replace(self._settings, padding=Padding(length, pad_to_multiple_of, pad_id, pad_type_id,
+                                                                 pad_token, direction))
+
+    def no_padding(self) -> None:
+        self._settings = replace(self._settings, padding=None)
+
+    @property
+    def encode_special_tokens(self) -> bool:
+        return self._settings.encode_special_tokens
+
+    @encode_special_tokens.setter
+    def encode_special_tokens(self, value: bool) -> None:
+        self._settings = replace(self._settings, encode_special_tokens=bool(value))
+
+    # ---- encoding ----
+
+    def encode(self, sequence: Any, pair: Any = None, is_pretokenized: bool = False,
+               add_special_tokens: bool = True) -> Encoding:
+        pipeline, settings = self._pipeline, self._settings
+        first = self._encoded_input(pipeline, settings, sequence, 0, is_pretokenized)
+        second = None if pair is None else self._encoded_input(pipeline, settings, pair, 1, is_pretokenized)
+        return _post_process(pipeline, settings, first, second, add_special_tokens)
+
+    def encode_batch(self, input: Sequence[Any], is_pretokenized: bool = False,
+                     add_special_tokens: bool = True) -> list[Encoding]:
+        pipeline, settings = self._pipeline, self._settings
+        if isinstance(input, (str, bytes)) or not isinstance(input, Iterable):
+            raise TypeError(f"encode_batch takes a list of inputs, got {type(input).__name__}")
+        items = list(input)
+        singles: list[Any] = []
+        pairs: list[Any] = []
+        for item in items:
+            if _is_pair(item, is_pretokenized):
+                singles.append(item[0])
+                pairs.append(item[1])
+            else:
+                singles.append(item)
+                pairs.append(None)
+        firsts = self._encoded_inputs(pipeline, settings, singles, 0, is_pretokenized)
+        seconds: list[Encoding | None] = [None] * len(items)
+        wanted = [index for index, item in enumerate(pairs) if item is not None]
+        if wanted:
+            for index, encoded in zip(wanted, self._encoded_inputs(pipeline, settings, [pairs[i] for i in wanted], 1,
+                                                                   is_pretokenized)):
+                seconds[index] = encoded
+        out = [_post_process(pipeline, settings, first, second, add_special_tokens)
+               for first, second in zip(firsts, seconds)]
+        if settings.padding is not None:
+            pad_encodings(out, settings.padding)
+        return out
+
+    encode_batch_fast = encode_batch
+
+    def _encoded_input(self, pipeline: _Pipeline, settings: _Settings, value: Any, type_id: int,
+                       is_pretokenized: bool) -> Encoding:
+        return self._encoded_inputs(pipeline, settings, [value], type_id, is_pretokenized)[0]
+
+    def _encoded_inputs(self, pipeline: _Pipeline, settings: _Settings, values: list[Any], type_id: int,
+                        is_pretokenized: bool) -> list[Encoding]:
+        as_text = settings.encode_special_tokens
+        texts: list[str] = []
+        shape: list[int] = []           # per value: how many texts (pre-tokenized words) it is
+        for value in values:
+            if is_pretokenized:
+                if isinstance(value, str) or not isinstance(value, (list, tuple)) or \
+                        not all(isinstance(word, str) for word in value):
+                    raise TypeError("with is_pretokenized=True each input is a list of str (its words), got "
+                                    f"{type(value).__name__}")
+                texts += value
+                shape.append(len(value))
+            else:
+                if not isinstance(value, str):
+                    raise TypeError(f"each input must be a str (or a pair of str), got {type(value).__name__}")
+                texts.append(value)
+                shape.append(1)
+        enc = pipeline.encoding
+        ids_of = enc.encode_ordinary_batch(texts) if as_text else enc.encode_batch(texts, allowed_special="all")
+        out = []
+        at = 0
+        for count in shape:
+            runs = [_run(pipeline, texts[at + k], ids_of[at + k], as_text, k if is_pretokenized else None)
+                    for k in range(count)]
+            at += count
+            encodings = [Encoding.of_run(run, type_id) for run in runs]
+            out.append(encodings[0] if len(encodings) == 1 and not is_pretokenized
+                       else Encoding.merge(encodings, growing_offsets=False))
+        return out
+
+    def post_process(self, encoding: Encoding, pair: Encoding | None = None,
+                     add_special_tokens: bool = True) -> Encoding:
+        if not isinstance(encoding, Encoding) or (pair is not None and not isinstance(pair, Encoding)):
+            raise TypeError("post_process takes bytebpe.hf Encodings")
+        return _post_process(self._pipeline, self._settings, encoding._copy(),
+                             None if pair is None else pair._copy(), add_special_tokens)
+
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        return self._pipeline.n_added(bool(is_pair))
+
+    # ---- decoding ----
+
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        pipeline = self._pipeline
+        strings = pipeline.strings
+        if isinstance(ids, (str, bytes)):
+            raise TypeError(f"decode takes a list of ids, got {type(ids).__name__}")
+        kept = []
+        for token_id in ids:
+            if not isinstance(token_id, int) or isinstance(token_id, bool):
+                raise TypeError(f"decode takes ints, got {type(token_id).__name__}")
+            if token_id < 0:
+                raise OverflowError("can't convert negative int to unsigned")
+            token = strings.get(token_id)
+            if token is None:
+                continue        # (HF drops ids that are no token)
+            if skip_special_tokens and token in pipeline.special_contents:
+                continue
+            kept.append(token_id)
+        return pipeline.encoding.decode(kept)
+
+    def decode_batch(self, sequences: Sequence[Sequence[int]], skip_special_tokens: bool = True) -> list[str]:
+        return [self.decode(ids, skip_special_tokens) for ids in sequences]
+
+    # ---- the vocabulary ----
+
+    def token_to_id(self, token: str) -> int | None:
+        pipeline = self._pipeline
+        found = pipeline.added_ids.get(token)
+        return found if found is not None else pipeline.vocab.get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        return self._pipeline.strings.get(id)
+
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        pipeline = self._pipeline
+        vocab = dict(pipeline.vocab)
+        if with_added_tokens:
+            vocab.update(pipeline.added_ids)
+        return vocab
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        pipeline = self._pipeline
+        if with_added_tokens:
+            return len(pipeline.vocab.keys() | pipeline.added_ids.keys())
+        return len(pipeline.vocab)
+
+    def get_added_tokens_decoder(self) -> dict[int, AddedToken]:
+        by_id = {entry["id"]: entry for entry in self._added_specs()}
+        return {token_id: AddedToken._of(by_id[token_id]) for token_id in sorted(by_id)}
+
+    def _added_specs(self) -> list[dict[str, Any]]:
+        """The file's added tokens, one per id with the id HF gives it (the last entry of a content wins)."""
+        pipeline = self._pipeline
+        specs: dict[int, dict[str, Any]] = {}
+        for entry in pipeline.spec.get("added_tokens", []):
+            token_id = pipeline.added_ids.get(entry.get("content"))
+            if token_id is not None:
+                specs[token_id] = dict(entry, id=token_id)
+        return [specs[token_id] for token_id in sorted(specs)]
+
+    def add_tokens(self, tokens: Sequence[str | AddedToken]) -> int:
+        return self._add(tokens, special=False)
+
+    def add_special_tokens(self, tokens: Sequence[str | AddedToken]) -> int:
+        return self._add(tokens, special=True)
+
+    def _add(self, tokens: Sequence[str | AddedToken], special: bool) -> int:
+        """HF's AddedVocabulary::add_tokens: a token already added as it is counts as not added; one whose
+        content is a vocabulary token keeps that id; any other gets the next free id."""
+        if isinstance(tokens, (str, AddedToken)) or not isinstance(tokens, Iterable):
+            raise TypeError("Input must be a List[Union[str, AddedToken]]")
+        given = []
+        for token in tokens:
+            if isinstance(token, str):
+                given.append(AddedToken(token, special=special))
+            elif isinstance(token, AddedToken) or _looks_like_added_token(token):
+                made = AddedToken(token.content, token.single_word, token.lstrip, token.rstrip, token.normalized,
+                                  True if special else token.special)
+                given.append(made)
+            else:
+                raise TypeError("Input must be a List[Union[str, AddedToken]]")
+        pipeline = self._pipeline
+        by_id = {entry["id"]: AddedToken._of(entry) for entry in self._added_specs()}
+        ids = dict(pipeline.added_ids)
+        size = len(pipeline.vocab)
+        ignored = 0
+        for token in given:
+            if not token.content or token in by_id.values():
+                ignored += 1
+                continue
+            token_id = ids.get(token.content, pipeline.vocab.get(token.content))
+            if token_id is None:
+                highest = max(ids.values(), default=None)
+                token_id = size if highest is None or (highest < size and size) else highest + 1
+            ids[token.content] = token_id
+            by_id[token_id] = token
+        if ignored == len(given):
+            return 0
+        spec = dict(pipeline.spec, added_tokens=[by_id[token_id]._spec(token_id) for token_id in sorted(by_id)])
+        self._pipeline = _Pipeline(spec, self._name)
+        return len(given) - ignored
+
+    # ---- the parts, as objects transformers reads and sets ----
+
+    def _part(self, key: str) -> Any:
+        value = self._pipeline.spec.get(key)
+        return None if value is None else Part(key, value)
+
+    def _set_part(self, key: str, value: Any) -> None:
+        spec = dict(self._pipeline.spec)
+        spec[key] = _part_json(value, key)
+        self._pipeline = _Pipeline(_checked_spec(spec, self._name), self._name)
+
+    normalizer = property(lambda self: self._part("normalizer"), lambda self, v: self._set_part("normalizer", v))
+    pre_tokenizer = property(lambda self: self._part("pre_tokenizer"),
+                             lambda self, v: self._set_part("pre_tokenizer", v))
+    post_processor = property(lambda self: self._part("post_processor"),
+                              lambda self, v: self._set_part("post_processor", v))
+    decoder = property(lambda self: self._part("decoder"), lambda self, v: self._set_part("decoder", v))
+    model = property(lambda self: Part("model", self._pipeline.spec["model"]))
+
+
+class Part:
+    """One part of the file (its normalizer, pre-tokenizer, post-processor, decoder or model) as its JSON:
+    what `tokenizers`' part objects give through `__getstate__`."""
+
+    __slots__ = ("spec", "stage")
+
+    def __init__(self, stage: str, spec: dict[str, Any]) -> None:
+        self.stage, self.spec = stage, spec
+
+    def __getstate__(self) -> bytes:
+        return json.dumps(self.spec, ensure_ascii=False).encode("utf-8")
+
+    def __repr__(self) -> str:
+        return f"{self.spec.get('type', self.stage)}(...)"
+
+    def __getattr__(self, name: str) -> Any:
+        spec = object.__getattribute__(self, "spec")
+        if name in spec:
+            return spec[name]
+        raise AttributeError(name)
+
+
+def _part_json(value: Any, key: str) -> Any:
+    """A part given as a `Part`, a `tokenizers` part object (its JSON from __getstate__), a dict, or None."""
+    if value is None:
+        return None
+    if isinstance(value, Part):
+        return copy.deepcopy(value.spec)
+    if isinstance(value, dict):
+        return copy.deepcopy(value)
+    state = getattr(value, "__getstate__", None)
+    if state is not None:
+        try:
+            raw = state()
+            found = json.loads(raw if isinstance(raw, (str, bytes)) else json.dumps(raw))
+        except (TypeError, ValueError):
+            found = None
+        if isinstance(found, dict):
+            return found
+    raise TypeError(f"{key} must be a tokenizers {key} object, its JSON as a dict, or None; got "
+                    f"{type(value).__name__}")
+
+
+def _parsed(text: str, name: str) -> dict[str, Any]:
+    """The file's JSON object, its truncation and padding (which `_load_json` refuses) taken aside."""
+    try:
+        spec = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TokenizerJsonError(f"{name}: not valid JSON: {error}") from None
+    except RecursionError:
+        return _load_json(text, name)       # (its error)
+    if not isinstance(spec, dict):
+        return _load_json(text, name)
+    return spec
+
+
+def _looks_like_added_token(token: object) -> bool:
+    """A `tokenizers.AddedToken` (or transformers' copy of it) without importing either."""
+    return all(hasattr(token, name) for name in ("content", "single_word", "lstrip", "rstrip", "normalized",
+                                                 "special"))
+
+
+def _is_pair(item: Any, is_pretokenized: bool) -> bool:
+    if not isinstance(item, (list, tuple)):
+        return False
+    if not is_pretokenized:
+        if len(item) != 2 or not all(isinstance(part, str) for part in item):
+            raise TypeError("each input of encode_batch is a str or a pair (str, str)")
+        return True
+    return len(item) == 2 and all(isinstance(part, (list, tuple)) for part in item)
+
+
+def _run(pipeline: _Pipeline, text: str, ids: list[int], as_text: bool, word: int | None) -> TextRun:
+    matched = None
+    if pipeline.stripping and not pipeline.stripping.isdisjoint(ids):
+        def matched() -> list[str]:
+            return pipeline.matched_strings(text, ids, as_text)
+    return TextRun(ids, pipeline.strings, lambda: pipeline.offsets_and_words(text, ids, as_text), word, matched)
+
+
+def _post_process(pipeline: _Pipeline, settings: _Settings, encoding: Encoding, pair: Encoding | None,
+                  add_special_tokens: bool) -> Encoding:
+    """HF's Tokenizer::post_process: truncate, then the post-processor (or the default merge), then pad."""
+    truncation = settings.truncation
+    if truncation is not None:
+        n_added = pipeline.n_added(pair is not None)
+        max_length = truncation.max_length
+        if add_special_tokens and n_added > 0:
+            max_length -= n_added
+        if max_length >= 0:         # (HF's unsigned subtraction wraps: a negative limit cuts nothing)
+            truncate_encodings(encoding, pair, truncation, max_length)
+    processor = pipeline.processor
+    if processor is not None:
+        final = processor.process(encoding, pair, add_special_tokens)
+    elif pair is None:
+        final = encoding
+    else:
+        final = default_process([encoding, pair])[0]
+    if settings.padding is not None:
+        pad_encodings([final], settings.padding)
+    return final
+
+
+def _truncation_of(spec: Any) -> Truncation | None:
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise TokenizerJsonError(f"truncation must be an object or null, got {spec!r}")
+    strategy = str(spec.get("strategy", "LongestFirst"))
+    strategy = {"LongestFirst": "longest_first", "OnlyFirst": "only_first", "OnlySecond": "only_second"}.get(
+        strategy, strategy)
+    direction = str(spec.get("direction", "Right")).lower()
+    try:
+        return Truncation(spec.get("max_length", 512), spec.get("stride", 0), strategy, direction)
+    except (TypeError, ValueError) as error:
+        raise TokenizerJsonError(f"truncation: {error}") from None
+
+
+def _padding_of(spec: Any) -> Padding | None:
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise TokenizerJsonError(f"padding must be an object or null, got {spec!r}")
+    strategy = spec.get("strategy", "BatchLongest")
+    length = strategy.get("Fixed") if isinstance(strategy, dict) else None
+    try:
+        return Padding(length, spec.get("pad_to_multiple_of"), spec.get("pad_id", 0), spec.get("pad_type_id", 0),
+                       spec.get("pad_token", "[PAD]"), str(spec.get("direction", "Right")).lower())
+    except (TypeError, ValueError) as error:
+        raise TokenizerJsonError(f"padding: {error}") from None
+
+
+def _truncation_json(truncation: Truncation) -> dict[str, Any]:
+    return {"direction": truncation.direction.capitalize(), "max_length": truncation.max_length,
+            "strategy": "".join(word.capitalize() for word in truncation.strategy.split("_")),
+            "stride": truncation.stride}
+
+
+def _padding_json(padding: Padding) -> dict[str, Any]:
+    return {"strategy": "BatchLongest" if padding.length is None else {"Fixed": padding.length},
+            "direction": padding.direction.capitalize(), "pad_to_multiple_of": padding.pad_to_multiple_of,
+            "pad_id": padding.pad_id, "pad_type_id": padding.pad_type_id, "pad_token": padding.pad_token}
