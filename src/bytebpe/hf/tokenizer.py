@@ -16,7 +16,8 @@ import bisect
 import copy
 import json
 import os
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,9 @@ class _Pipeline:
         self.stripping = frozenset(token.id for token in parts.added if token.lstrip or token.rstrip)
         self.offsets_issue = parts.offsets_issue
         self.normalize = parts.normalize
-        self._ordinary_split = None
+        # HF's own offsets and word ids of a text, where bytebpe cannot give them: (text, specials as text)
+        # -> (ids, offsets, word ids). Set by bytebpe.hf.accelerate, which has HF's tokenizer at hand.
+        self.oracle: Callable[[str, bool], tuple[list[int], list[tuple[int, int]], list[int | None]]] | None = None
 
     def n_added(self, is_pair: bool) -> int:
         return self.processor.added_tokens(is_pair) if self.processor is not None else 0
@@ -135,6 +138,12 @@ class _Pipeline:
         issue = self.offsets_issue
         if issue is None and self.normalize is not None and self.normalize(text) != text:
             issue = "the normalizer changes this text"
+        if issue is not None and self.oracle is not None:
+            oracle_ids, offsets, words = self.oracle(text, special_as_text)
+            if oracle_ids != ids:
+                raise RuntimeError(f"bytebpe's ids of a text differ from HF's for {self.encoding.name!r} (a bug: "
+                                   "please report it)")
+            return offsets, words
         if issue is not None:
             raise NotImplementedError(f"offsets and word ids of {self.encoding.name!r} are not HF's yet: {issue} "
                                       "(use HF tokenizers for them)")
@@ -274,8 +283,27 @@ class Tokenizer:
         truncation, padding = spec.get("truncation"), spec.get("padding")
         spec = _checked_spec(dict(spec, truncation=None, padding=None), name)
         self._name = name
-        self._pipeline = _Pipeline(spec, name)
-        self._settings = _Settings(_truncation_of(truncation), _padding_of(padding))
+        self._oracle: Any = None
+        self._pipeline = self._new_pipeline(spec)
+        self._shared_settings = _Settings(_truncation_of(truncation), _padding_of(padding))
+        self._local = threading.local()
+
+    # Settings are the tokenizer's, and each thread's own once it changes them: transformers sets truncation
+    # and padding before each call, so threads sharing a tokenizer each get their own call's settings. A
+    # thread that never changed them reads the latest any thread set.
+    @property
+    def _settings(self) -> _Settings:
+        return getattr(self._local, "settings", None) or self._shared_settings
+
+    @_settings.setter
+    def _settings(self, settings: _Settings) -> None:
+        self._shared_settings = settings
+        self._local.settings = settings
+
+    def _new_pipeline(self, spec: dict[str, Any]) -> _Pipeline:
+        pipeline = _Pipeline(spec, self._name)
+        pipeline.oracle = self._oracle
+        return pipeline
 
     # ---- making one ----
 
@@ -351,6 +379,8 @@ class Tokenizer:
     def __deepcopy__(self, memo: dict[int, Any]) -> Tokenizer:
         twin = Tokenizer.__new__(Tokenizer)
         twin.__dict__.update(self.__dict__)      # (the pipeline and settings are immutable: shared safely)
+        twin._local = threading.local()
+        twin._shared_settings = self._settings
         return twin
 
     def __repr__(self) -> str:
@@ -582,7 +612,7 @@ class Tokenizer:
         if ignored == len(given):
             return 0
         spec = dict(pipeline.spec, added_tokens=[by_id[token_id]._spec(token_id) for token_id in sorted(by_id)])
-        self._pipeline = _Pipeline(spec, self._name)
+        self._pipeline = self._new_pipeline(spec)
         return len(given) - ignored
 
     # ---- the parts, as objects transformers reads and sets ----
@@ -594,7 +624,7 @@ class Tokenizer:
     def _set_part(self, key: str, value: Any) -> None:
         spec = dict(self._pipeline.spec)
         spec[key] = _part_json(value, key)
-        self._pipeline = _Pipeline(_checked_spec(spec, self._name), self._name)
+        self._pipeline = self._new_pipeline(_checked_spec(spec, self._name))
 
     normalizer = property(lambda self: self._part("normalizer"), lambda self, v: self._set_part("normalizer", v))
     pre_tokenizer = property(lambda self: self._part("pre_tokenizer"),
