@@ -227,3 +227,33 @@ def test_the_file_round_trips_through_to_str_pickle_and_deepcopy(pair_of) -> Non
     finally:
         ours.no_truncation()
         ours.no_padding()
+
+
+def test_decode_stream_gives_hfs_chunks(pair_of) -> None:
+    """Step by step, on random ids (split characters, special tokens, out-of-range ids included)."""
+    import random
+
+    from tokenizers.decoders import DecodeStream as HFDecodeStream
+
+    hf, ours = pair_of
+    rng = random.Random(57)
+    size = hf.get_vocab_size()
+    specials = list(hf.get_added_tokens_decoder())
+    streams = [hf.encode(text).ids for text in TEXTS] + [
+        [rng.choice(specials) if specials and rng.random() < 0.1 else rng.randrange(size) for _ in range(60)]
+        for _ in range(8)]
+    for skip in (False, True):
+        for ids in streams:
+            want_stream, got_stream = HFDecodeStream(skip_special_tokens=skip), bytebpe.hf.DecodeStream(
+                skip_special_tokens=skip)
+            for position, token_id in enumerate(ids):
+                try:
+                    want = want_stream.step(hf, token_id)
+                except Exception:
+                    with pytest.raises(bytebpe.hf.DecodeStreamError):
+                        got_stream.step(ours, token_id)
+                    break
+                assert got_stream.step(ours, token_id) == want, (skip, ids[:position + 1])
+        prefill = streams[0][:3]
+        want_stream, got_stream = HFDecodeStream(prefill, skip), bytebpe.hf.DecodeStream(prefill, skip)
+        assert [got_stream.step(ours, i) for i in streams[0][3:]] == [want_stream.step(hf, i) for i in streams[0][3:]]

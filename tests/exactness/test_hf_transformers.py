@@ -160,3 +160,22 @@ def test_threads_sharing_a_tokenizer_each_get_their_own_settings(stock_and_fast)
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         for which, got in pool.map(call, range(64)):
             assert_same_outputs(expected[which], got, f"thread with {settings[which]}")
+
+
+def test_serving_codes_decode_stream_runs_on_the_accelerated_backend(stock_and_fast) -> None:
+    """Serving code builds `tokenizers.decoders.DecodeStream` and steps it with the tokenizer's backend; after
+    patch_transformers that class is bytebpe's, which takes the accelerated backend and gives HF's chunks."""
+    import tokenizers.decoders
+
+    stock, fast = stock_and_fast
+    ids = stock(TEXTS[0] + TEXTS[5] + TEXTS[6])["input_ids"]
+    hf_stream = tokenizers.decoders.DecodeStream(skip_special_tokens=True)
+    want = [hf_stream.step(stock._tokenizer, token_id) for token_id in ids]
+    bytebpe.hf.patch_transformers()
+    try:
+        assert tokenizers.decoders.DecodeStream is bytebpe.hf.DecodeStream
+        stream = tokenizers.decoders.DecodeStream(skip_special_tokens=True)
+        assert [stream.step(fast._tokenizer, token_id) for token_id in ids] == want
+    finally:
+        bytebpe.hf.unpatch_transformers()
+    assert tokenizers.decoders.DecodeStream is not bytebpe.hf.DecodeStream

@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("names and sources: the registry, plugins, downloads and caches", {
         "plugins", "registry", "tiktoken_cache", "vocab_sources"}),
     ("importers and training", {"hf_import", "model_files", "piece_counts", "tokenizer_files", "training"}),
-    ("other libraries' surfaces: bytebpe.hf", {"hf", "hf.encoding", "hf.processing", "hf.tokenizer", "hf.patch"}),
+    ("other libraries' surfaces: bytebpe.hf", {"hf", "hf.encoding", "hf.processing", "hf.tokenizer", "hf.patch", "hf.decode_stream"}),
     ("dataset pipelines and engines", {"compare", "datasets", "ray", "tokens.layout", "tokens.writer"}),
     ("the command line and the package's front", {"__init__", "__main__", "bench", "cli"}),
 ]

@@ -10,15 +10,20 @@ next call if that JSON changed, so the two never differ. (A part object changed 
 `backend.pre_tokenizer.add_prefix_space = False`, is not seen: set the part instead. transformers does.)
 Where bytebpe cannot give a text's offsets (a normalizer that moves characters, ...) the HF object gives
 them. A file bytebpe cannot serve keeps HF's backend: said once, in a log line naming the file and the part.
-`patch_transformers()` does `accelerate` for every fast tokenizer transformers makes from then on.
+`patch_transformers()` does `accelerate` for every fast tokenizer transformers makes from then on, and
+puts `bytebpe.hf.DecodeStream` where `tokenizers.decoders.DecodeStream` was (HF's takes only its own
+tokenizers; bytebpe's takes any), for the modules that import it from then on and those of transformers that
+hold it already.
 """
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from typing import Any
 
 from ..file_formats import TokenizerJsonError
+from .decode_stream import DecodeStream
 from .tokenizer import Tokenizer
 
 __all__ = ["AcceleratedBackend", "accelerate", "is_accelerated", "patch_transformers", "unpatch_transformers"]
@@ -187,6 +192,7 @@ def patch_transformers() -> None:
 
         setattr(cls, "__init__", __init__)   # noqa: B010  (mypy refuses the assignment to a class's __init__)
         _originals[cls] = original_init
+    _swap_decode_stream(to_bytebpe=True)
 
 
 def unpatch_transformers() -> None:
@@ -194,3 +200,23 @@ def unpatch_transformers() -> None:
     for cls, original_init in list(_originals.items()):
         setattr(cls, "__init__", original_init)  # noqa: B010
         del _originals[cls]
+    _swap_decode_stream(to_bytebpe=False)
+
+
+_hf_decode_stream: list[Any] = []
+
+
+def _swap_decode_stream(to_bytebpe: bool) -> None:
+    try:
+        import tokenizers.decoders
+    except ImportError:
+        return
+    if not _hf_decode_stream:
+        if tokenizers.decoders.DecodeStream is DecodeStream:
+            return
+        _hf_decode_stream.append(tokenizers.decoders.DecodeStream)
+    old, new = (_hf_decode_stream[0], DecodeStream) if to_bytebpe else (DecodeStream, _hf_decode_stream[0])
+    setattr(tokenizers.decoders, "DecodeStream", new)  # noqa: B010  (a class of another type to mypy)
+    for name, module in list(sys.modules.items()):
+        if name.startswith("transformers") and getattr(module, "DecodeStream", None) is old:
+            setattr(module, "DecodeStream", new)  # noqa: B010
