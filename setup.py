@@ -13,6 +13,7 @@ import os
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 DEBUG = os.environ.get("BYTEBPE_DEBUG") == "1"
 SANITIZE = os.environ.get("BYTEBPE_SANITIZE", "")
@@ -63,7 +64,19 @@ extensions = [
 # not for all four in turn.
 BUILD_JOBS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
+
+
+class BuildPyWithPth(build_py):
+    """build_py, and src/bytebpe-tiktoken.pth at the top of the build: installed into site-packages, it makes
+    `import tiktoken` give bytebpe in a process started with BYTEBPE_PATCH_TIKTOKEN=1 (tiktoken_patch.py)."""
+
+    def run(self):
+        super().run()
+        self.copy_file(os.path.join("src", "bytebpe-tiktoken.pth"), os.path.join(self.build_lib, "bytebpe-tiktoken.pth"))
+
+
 setup(
+    cmdclass={"build_py": BuildPyWithPth},
     options={"build_ext": {"parallel": BUILD_JOBS}},
     ext_modules=cythonize(
         extensions,

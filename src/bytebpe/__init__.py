@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers
         train_from_counts,
     )
     from .readers import BadDocumentError, ReadOptions, ReadTally
+    from .tiktoken_patch import patch_tiktoken, unpatch_tiktoken
     from .tokenizer_files import load_tokenizer
     from .training import EmptyCorpusWarning, train, train_from_files
     from .tokens.layout import (
@@ -101,10 +102,12 @@ __all__ = [
     "load_token_shards",
     "load_tokens",
     "load_tokenizer",
+    "patch_tiktoken",
     "save_piece_counts",
     "train",
     "train_from_counts",
     "train_from_files",
+    "unpatch_tiktoken",
 ]
 
 # The dataset tools bring numpy, gzip, json and threads along: they are imported on first use, so that
@@ -136,6 +139,8 @@ _LAZY_NAMES = {
     # (it reads tokenizer.json files too: hf_import comes with it)
     "load_tokenizer": "tokenizer_files",
     "EmptyCorpusWarning": "training",
+    "patch_tiktoken": "tiktoken_patch",
+    "unpatch_tiktoken": "tiktoken_patch",
     "train": "training",
     "train_from_files": "training",
 }

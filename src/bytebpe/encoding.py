@@ -97,8 +97,14 @@ class Encoding:
             raise TypeError(f"mergeable_ranks must be a mapping of bytes to int, got {type(mergeable_ranks).__name__}")
         if not isinstance(mergeable_ranks, dict):
             mergeable_ranks = dict(mergeable_ranks)
+        # The empty byte string may be a token, as tiktoken allows (Whisper's multilingual vocabulary): no text
+        # encodes to it, and it decodes to nothing. The table holds the others; the specials part decodes it.
+        empty_rank = mergeable_ranks.get(b"")
+        if b"" in mergeable_ranks:
+            mergeable_ranks = {token: rank for token, rank in mergeable_ranks.items() if token != b""}
         table = _core.MergeTable(mergeable_ranks)
-        self._assemble(name, pat_str, table, SpecialTokens(special_tokens, table), pretokenizer, normalizer)
+        self._assemble(name, pat_str, table, SpecialTokens(special_tokens, table, empty_rank), pretokenizer,
+                       normalizer)
         self._check_n_vocab(explicit_n_vocab)
 
     @classmethod
@@ -122,7 +128,7 @@ class Encoding:
     def _check_n_vocab(self, explicit_n_vocab: int | None) -> None:
         if explicit_n_vocab is None:
             return
-        n_mergeable = self._table.n_tokens
+        n_mergeable = self._table.n_tokens + (getattr(self._specials, "empty_rank", None) is not None)
         if n_mergeable + len(self._special_tokens) != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1:
             raise ValueError(
                 f"explicit_n_vocab={explicit_n_vocab}, but there are {n_mergeable} mergeable "
@@ -874,6 +880,35 @@ class Encoding:
         except (UnicodeDecodeError, KeyError):
             raise InvalidTokenError(f"{text_or_bytes!r} is not a single token of {self.name}") from None
 
+    def _encode_bytes(self, text: bytes) -> list[int]:
+        """tiktoken's private `_encode_bytes`: ids of bytes that need not be UTF-8, as tiktoken gives them. Valid
+        UTF-8 is `encode_ordinary`'s; otherwise the valid prefix is encoded, its last piece (widened over the
+        whitespace tokens before it, as `encode_with_unstable` does) joined with the bytes from the first
+        invalid one, and that run given its own id if it is a token, else its BPE."""
+        if not isinstance(text, (bytes, bytearray, memoryview)):
+            raise TypeError(f"_encode_bytes takes bytes, got {type(text).__name__}")
+        data = bytes(text)
+        try:
+            return self.encode_ordinary(data.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            valid = error.start
+        prefix = data[:valid].decode("utf-8")
+        tokens = self.encode_ordinary(prefix)
+        count = 0
+        if tokens:
+            pieces = self._pretokenize(prefix)
+            last = pieces[-1] if isinstance(pieces[-1], bytes) else pieces[-1].encode("utf-8")
+            count = widened_last_piece(tokens, len(self._table.encode_single_piece(last)),
+                                       self.decode_single_token_bytes)
+        if count:
+            unstable = self.decode_bytes(tokens[len(tokens) - count:]) + data[valid:]
+            del tokens[len(tokens) - count:]
+        else:
+            unstable = data[valid:]
+        rank = self._table.rank(unstable)
+        tokens += [rank] if rank is not None else self._table.encode_single_piece(unstable)
+        return tokens
+
     def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
         """BPE of text or bytes as one piece, with no pre-tokenization and no special tokens."""
         if isinstance(text_or_bytes, str):
@@ -948,7 +983,8 @@ class Encoding:
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every mergeable token, sorted (as tiktoken returns them)."""
-        return sorted(self._table.token_byte_values())
+        empty = [b""] if getattr(self._specials, "empty_rank", None) is not None else []
+        return empty + sorted(self._table.token_byte_values())
 
     @property
     def mergeable_ranks(self) -> Mapping[bytes, int]:
@@ -959,6 +995,9 @@ class Encoding:
     def _mergeable_ranks(self) -> dict[bytes, int]:
         # tiktoken's private attribute, which its README's "Extending tiktoken" recipe passes to a new
         # Encoding: a plain dict, built from the table on first use (a named encoding loads without one).
+        empty_rank = getattr(self._specials, "empty_rank", None)
+        if empty_rank is not None:
+            return {b"": empty_rank, **self._table.ranks()}
         return self._table.ranks()
 
     @property
@@ -1073,6 +1112,21 @@ class Encoding:
         pickles as its name. (The registry hands itself in, so that this module never imports it.)"""
         self._registry = registry
 
+    def __setstate__(self, state: object) -> None:
+        """An encoding pickled by stock tiktoken (read under `bytebpe.patch_tiktoken`, where its class,
+        tiktoken.core.Encoding, is this one): a named encoding's name, or a custom one's constructor arguments.
+        (bytebpe's own pickles go through __reduce__ and never come here.)"""
+        if isinstance(state, str) and _named_encodings is not None:
+            self.__dict__.update(_named_encodings(state).__dict__)
+            return
+        arguments = {"name", "pat_str", "mergeable_ranks", "special_tokens"}
+        if isinstance(state, dict) and arguments <= state.keys() <= arguments | {"explicit_n_vocab"}:
+            Encoding.__init__(self, **state)
+            return
+        import pickle  # (only for a pickle that is neither)
+
+        raise pickle.UnpicklingError(f"not the state of a tiktoken Encoding: {type(state).__name__}")
+
     def __reduce__(self) -> tuple[Any, ...]:
         # A named encoding travels as its name (loaded again from the files on the other side);
         # anything else by value.
@@ -1161,6 +1215,11 @@ def _joined_flat(
         offsets.append(part_offsets[1:] + base)
         base += len(part_ids)
     return ids, np.concatenate(offsets)
+
+
+# The registry's get_encoding (set by registry.py, which sits above this module): what a stock tiktoken pickle
+# of a named encoding, which holds only its name, is loaded with.
+_named_encodings: Callable[[str], Encoding] | None = None
 
 
 def load(path: str | os.PathLike[str]) -> Encoding:
@@ -1368,20 +1427,28 @@ class SpecialTokens:
     """An encoding's special-token part by tiktoken's rules (`SpecialTokenPart`): the special tokens (text ->
     id, none of them a mergeable token's id), each split out of a text where allowed, as its own id."""
 
-    def __init__(self, special_tokens: Mapping[str, int], table: _core.MergeTable) -> None:
+    def __init__(self, special_tokens: Mapping[str, int], table: _core.MergeTable,
+                 empty_rank: int | None = None) -> None:
         self.tokens = _checked_special_tokens(special_tokens, table)
+        if empty_rank is not None:
+            if not isinstance(empty_rank, int) or isinstance(empty_rank, bool) or not 0 <= empty_rank <= MAX_TOKEN_ID:
+                raise ValueError(f"rank of b'' is {empty_rank!r}, outside 0..{MAX_TOKEN_ID}")
+            if table.token_bytes(empty_rank) is not None or empty_rank in self.tokens.values():
+                raise ValueError(f"rank {empty_rank} is given to two tokens: b'' and another")
+        self.empty_rank = empty_rank    # the rank of the empty byte string, if it is a token (Whisper's)
 
     def split(self, allowed: frozenset[str]) -> Callable[[str], list[str]] | None:
         return _special_token_regex(allowed).split if allowed else None
 
     def token_id(self, text_or_bytes: object) -> int | None:
-        return None     # a special token is found by its text in `tokens`, the others in the table
+        # A special token is found by its text in `tokens`, the others in the table; b"" here.
+        return self.empty_rank if text_or_bytes == b"" else None
 
     def core_parts(self) -> dict[str, int]:
         return self.tokens
 
     def decode_bytes(self) -> dict[int, bytes] | None:
-        return None
+        return {self.empty_rank: b""} if self.empty_rank is not None else None
 
 
 class SpecialPolicy(NamedTuple):

@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from . import _core, bundled, patterns, plugins
+from . import encoding as encoding_module
 from .encoding import Encoding
 from .models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
 from .vocab_io import (
@@ -567,3 +568,7 @@ def encoding_name_for_model(model_name: str) -> str:
 def encoding_for_model(model_name: str) -> Encoding:
     """The encoding a model uses (see encoding_name_for_model)."""
     return get_encoding(encoding_name_for_model(model_name))
+
+
+# A stock tiktoken pickle of a named encoding holds its name: Encoding.__setstate__ loads it by this.
+encoding_module._named_encodings = get_encoding

@@ -129,11 +129,12 @@ def parse_tiktoken_bpe(contents: bytes, label: str, *, require_dense: bool = Fal
             raise _line_error(label, line_index, f"expected 'base64 rank', got {_shorten(line)}")
         encoded_token, rank_field = fields
         try:
-            token = b64decode(encoded_token, validate=True)
+            # ("=" alone is the empty byte string, a token tiktoken reads: Whisper's multilingual has one)
+            token = b64decode(encoded_token, validate=True) if encoded_token != b"=" else b""
         except binascii.Error:
             raise _line_error(label, line_index, f"invalid base64 {_shorten(encoded_token)}") from None
-        if not token:
-            raise _line_error(label, line_index, "empty token (a token is at least one byte)")
+        if not encoded_token:       # (tiktoken's reader fails on such a line too)
+            raise _line_error(label, line_index, "empty token field (the empty byte string is written '=')")
         if rank_field == b"%d" % (rank + 1):
             rank += 1
         else:
@@ -192,7 +193,7 @@ def _shorten(raw: bytes, limit: int = 60) -> str:
 def dump_tiktoken_bpe(mergeable_ranks: Mapping[bytes, int], path: str | os.PathLike[str]) -> None:
     """Writes `mergeable_ranks` as a `.tiktoken` file, sorted by rank, replacing `path` atomically.
 
-    Refuses (ValueError) what `load_tiktoken_bpe` would refuse to read back: empty or non-bytes
+    Refuses (ValueError) what `load_tiktoken_bpe` would refuse to read back: non-bytes
     tokens, and negative, non-integer or repeated ranks. Loading the result gives back an equal dict.
     """
     write_bytes_atomically(path, dump_tiktoken_bpe_bytes(mergeable_ranks))
@@ -204,15 +205,15 @@ def dump_tiktoken_bpe_bytes(mergeable_ranks: Mapping[bytes, int]) -> bytes:
         raise ValueError("refusing to write an empty vocabulary: the reader rejects empty files")
     token_of_rank: dict[int, bytes] = {}
     for token, rank in mergeable_ranks.items():
-        if not isinstance(token, bytes) or not token:
-            raise ValueError(f"token {token!r} is not a non-empty bytes object")
+        if not isinstance(token, bytes):
+            raise ValueError(f"token {token!r} is not a bytes object")
         if type(rank) is not int or rank < 0:  # bool is an int subclass, and not a rank
             raise ValueError(f"rank {rank!r} of token {token!r} is not a non-negative integer")
         if rank in token_of_rank:
             raise ValueError(f"rank {rank} is used by both {token_of_rank[rank]!r} and {token!r}")
         token_of_rank[rank] = token
     return b"".join(
-        base64.b64encode(token_of_rank[rank]) + b" %d\n" % rank for rank in sorted(token_of_rank)
+        (base64.b64encode(token_of_rank[rank]) or b"=") + b" %d\n" % rank for rank in sorted(token_of_rank)
     )
 
 

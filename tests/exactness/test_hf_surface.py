@@ -154,8 +154,10 @@ def test_truncation_and_padding_give_hfs_encodings(pair_of, call: str) -> None:
             except BaseException as refused:    # (HF panics at a stride too long for what is left to cut)
                 if isinstance(refused, KeyboardInterrupt):
                     raise
-                word = "stride" if "stride" in str(refused) else "Truncation error"
-                with pytest.raises(ValueError, match=word):
+                # (In a batch, which input's error HF reports depends on its threads: either is right.)
+                words = "stride|Truncation error" if "batch" in call else \
+                    "stride" if "stride" in str(refused) else "Truncation error"
+                with pytest.raises(ValueError, match=words):
                     _run_with(ours, call)
                 continue
             got = _run_with(ours, call)
@@ -249,7 +251,7 @@ def test_decode_stream_gives_hfs_chunks(pair_of) -> None:
             for position, token_id in enumerate(ids):
                 try:
                     want = want_stream.step(hf, token_id)
-                except Exception:
+                except Exception:   # noqa: BLE001  (HF raises a bare Exception for an invalid prefix)
                     with pytest.raises(bytebpe.hf.DecodeStreamError):
                         got_stream.step(ours, token_id)
                     break

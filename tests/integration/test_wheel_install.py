@@ -86,6 +86,7 @@ def test_a_wheel_built_from_the_sdist_installed_offline_into_a_fresh_venv_encode
     assert {f"bytebpe/sample/{name}" for name in ("english.txt", "code.txt", "multilingual.txt")} <= set(names)
     assert any(name.endswith("/LICENSE") for name in names)
     assert not any(name.endswith(".cpp") for name in names)
+    assert "bytebpe-tiktoken.pth" in names      # (BYTEBPE_PATCH_TIKTOKEN=1, below)
 
     fresh = tmp_path / "fresh-venv"
     venv.create(fresh, with_pip=True)
@@ -98,7 +99,9 @@ def test_a_wheel_built_from_the_sdist_installed_offline_into_a_fresh_venv_encode
     # in editable mode through a .pth that this does not run) still comes from the wheel.
     fresh_site = Path(subprocess.check_output(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
-    (fresh_site / "runtime_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # (Named to be read before bytebpe-tiktoken.pth: site reads .pth files in name order, and that one imports
+    # bytebpe, which needs them.)
+    (fresh_site / "_runtime_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
 
     home, workdir = tmp_path / "home", tmp_path / "workdir"
     home.mkdir()
@@ -115,6 +118,14 @@ def test_a_wheel_built_from_the_sdist_installed_offline_into_a_fresh_venv_encode
     for name in ALL_ENCODINGS:
         assert result["ids"][name] == tiktoken_encoding(name).encode(TEXT, allowed_special="all"), name
     assert list(home.iterdir()) == [] and list(workdir.iterdir()) == []    # no cache written, no download
+
+    # BYTEBPE_PATCH_TIKTOKEN=1 makes `import tiktoken` give bytebpe in a program that never names bytebpe
+    # (stock tiktoken is on this path too, through runtime_dependencies.pth: without the variable it wins).
+    which = "import tiktoken; print(getattr(tiktoken, '__bytebpe__', False), tiktoken.get_encoding('gpt2').encode('hi'))"
+    for value, expected in (("1", "True [5303]"), ("", "False [5303]")):
+        found = subprocess.run([str(python), "-c", which], capture_output=True, text=True, cwd=workdir, timeout=300,
+                               env={**env, "BYTEBPE_PATCH_TIKTOKEN": value, "TIKTOKEN_CACHE_DIR": str(tiktoken_cache)})
+        assert found.returncode == 0 and found.stdout.strip() == expected, (value, found.stdout, found.stderr)
 
     # The main job of the README, from the installed wheel: the sample corpus is inside it.
     bench = subprocess.run([str(fresh / "bin" / "bytebpe"), "bench", "--repeat", "1"], capture_output=True,

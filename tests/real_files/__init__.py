@@ -23,7 +23,7 @@ SHARED_TOKENIZERS = Path(__file__).resolve().parents[2].parent / "shared" / "tok
 class RealFile:
     name: str
     family: str
-    format: str                 # "tokenizer.json" or "sentencepiece"
+    format: str                 # "tokenizer.json", "sentencepiece" or "whisper" (openai-whisper's files)
     source: dict
     sha256: str
     licence: str

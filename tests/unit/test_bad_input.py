@@ -287,9 +287,13 @@ def test_a_rank_out_of_range_is_a_value_error(rank):
         tiny_encoding(BYTES | {b"ab": rank})
 
 
-def test_the_empty_byte_string_cannot_be_a_token():
-    with pytest.raises(ValueError):
-        tiny_encoding(BYTES | {b"": 256})
+def test_the_empty_byte_string_is_a_token_only_at_a_rank_of_its_own():
+    # tiktoken takes it (Whisper's multilingual vocabulary): no text encodes to it and it decodes to nothing.
+    assert tiny_encoding(BYTES | {b"": 256}).decode_single_token_bytes(256) == b""
+    with pytest.raises(ValueError, match="two tokens"):
+        tiny_encoding(BYTES | {b"": 97})
+    with pytest.raises(ValueError, match="outside"):
+        tiny_encoding(BYTES | {b"": -1})
 
 
 def test_a_special_token_with_the_id_of_a_mergeable_token_is_a_value_error():

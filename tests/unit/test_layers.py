@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         "plugins", "registry", "tiktoken_cache", "vocab_sources"}),
     ("importers and training", {"hf_import", "model_files", "piece_counts", "tokenizer_files", "training"}),
     ("other libraries' surfaces: bytebpe.hf", {"hf", "hf.encoding", "hf.processing", "hf.tokenizer", "hf.patch", "hf.decode_stream"}),
+    ("under code that imports tiktoken", {"tiktoken_patch"}),
     ("dataset pipelines and engines", {"compare", "datasets", "ray", "tokens.layout", "tokens.writer"}),
     ("the command line and the package's front", {"__init__", "__main__", "bench", "cli"}),
 ]

@@ -96,8 +96,7 @@ def test_dump_replaces_an_existing_file_and_leaves_no_temporary_files(tmp_path):
         ({b"a": 0, b"b": 0}, "rank 0 is used by both"),
         ({b"a": -1}, "not a non-negative integer"),
         ({b"a": "0"}, "not a non-negative integer"),
-        ({b"": 0}, "non-empty bytes"),
-        ({"a": 0}, "non-empty bytes"),
+        ({"a": 0}, "not a bytes object"),
         ({}, "empty vocabulary"),
     ],
 )
@@ -136,7 +135,7 @@ def test_a_failed_atomic_write_keeps_the_old_file_and_removes_the_temporary(tmp_
         (line(b"a", 0) + b"Yg==\n", "line 2: expected 'base64 rank'"),
         (line(b"a", 0) + b"Yg== 1 extra\n", "line 2: expected 'base64 rank'"),
         (line(b"a", 0) + b"\n" + line(b"b", 1), "line 2: expected 'base64 rank'"),  # blank line inside
-        (line(b"a", 0) + b" 1\n", "line 2: empty token"),
+        (line(b"a", 0) + b" 1\n", "line 2: empty token field"),
         (line(b"a", 0) + line(b"b", "one"), "line 2: rank is not an integer"),
         (line(b"a", 0) + line(b"b", "1.0"), "line 2: rank is not an integer"),
         (line(b"a", 0) + line(b"b", "+1"), "line 2: rank is not an integer"),
@@ -313,3 +312,11 @@ def test_verify_sha256_accepts_the_right_hash_and_names_file_and_both_hashes_oth
     message = str(caught.value)
     assert str(path) in message and wrong in message and actual in message
     assert isinstance(caught.value, ValueError)
+
+
+def test_the_empty_byte_string_is_written_and_read_as_tiktoken_reads_it(tmp_path):
+    # Whisper's multilingual vocabulary has it (rank 50256), written "=", which tiktoken's reader decodes to b"".
+    path = tmp_path / "v.tiktoken"
+    dump_tiktoken_bpe({b"a": 0, b"": 1}, path)
+    assert path.read_bytes() == b"YQ== 0\n= 1\n"
+    assert load_tiktoken_bpe(path) == {b"a": 0, b"": 1}

@@ -17,9 +17,11 @@ hold it already.
 """
 from __future__ import annotations
 
+import inspect
 import logging
 import sys
 import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..file_formats import TokenizerJsonError
@@ -158,7 +160,99 @@ def accelerate(tokenizer: Any) -> bool:
     return True
 
 
-_originals: dict[type, Any] = {}
+_originals: dict[Any, Any] = {}
+
+
+class _LazyEncodings(Sequence):  # type: ignore[type-arg]
+    """The Encodings of a batch the shortcut encoded, made the first time one is asked for (BatchEncoding's
+    `tokens()`, `word_ids()`, ...), with the pipeline and settings the batch was encoded with."""
+
+    def __init__(self, backend: Tokenizer, texts: list[str], add_special_tokens: bool, rows: Any) -> None:
+        self._made: list[Any] | None = None
+        self._make = lambda: backend._encode_batch_with(rows.pipeline, rows.settings, texts, False,
+                                                        add_special_tokens)
+        self._length = len(texts)
+
+    def _all(self) -> list[Any]:
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._all())
+
+
+def _shortcut(tok: Any, backend: AcceleratedBackend, arguments: dict[str, Any]) -> Any:
+    """transformers' `_encode_plus` for a batch of single texts, from bytebpe's arrays (no Encoding made, no
+    list of lists turned into an array): what the general path returns, or None where it does not apply
+    (pairs, words, offsets, overflowing windows, token type ids, tensors other than numpy's)."""
+    text, tensors = arguments["text"], arguments["return_tensors"]
+    if (arguments["text_pair"] is not None or arguments["is_split_into_words"] or arguments["kwargs"]
+            or arguments["return_overflowing_tokens"] or arguments["return_offsets_mapping"]
+            or tensors not in (None, "np")):
+        return None
+    batched = isinstance(text, (list, tuple))
+    texts = list(text) if batched else [text]
+    if not texts or not all(type(item) is str for item in texts):
+        return None
+    names = tok.model_input_names
+    type_ids = arguments["return_token_type_ids"]
+    if (type_ids if type_ids is not None else "token_type_ids" in names):
+        return None
+    attention = arguments["return_attention_mask"]
+    attention = attention if attention is not None else "attention_mask" in names
+    tok.set_truncation_and_padding(
+        padding_strategy=arguments["padding_strategy"], truncation_strategy=arguments["truncation_strategy"],
+        max_length=arguments["max_length"], stride=arguments["stride"],
+        pad_to_multiple_of=arguments["pad_to_multiple_of"], padding_side=arguments["padding_side"])
+    split = arguments["split_special_tokens"]
+    split = tok.split_special_tokens if split is None else split
+    if backend.encode_special_tokens != split:
+        backend.encode_special_tokens = split
+    fast = backend._rebuild()
+    add = arguments["add_special_tokens"]
+    rows = fast._single_rows(texts, add, as_lists=tensors is None)
+    if rows is None:
+        return None
+    data: dict[str, Any] = {"input_ids": rows.input_ids}
+    if attention:
+        data["attention_mask"] = rows.attention_mask
+    if arguments["return_special_tokens_mask"]:
+        data["special_tokens_mask"] = rows.special_tokens_mask
+    if arguments["return_length"]:
+        data["length"] = [len(row) for row in rows.input_ids]
+    for ids in rows.input_ids:
+        tok._eventual_warn_about_too_long_sequence(ids, arguments["max_length"], arguments["verbose"])
+    from transformers.tokenization_utils_base import BatchEncoding
+
+    encodings = _LazyEncodings(fast, texts, add, rows)
+    if not batched and tensors is None:
+        return BatchEncoding({key: value[0] if value and isinstance(value[0], list) else value
+                              for key, value in data.items()}, encodings, n_sequences=1)
+    return BatchEncoding(data, encodings, tensor_type=tensors, n_sequences=1)
+
+
+def _encode_plus_with_shortcut(original: Any) -> Any:
+    signature = inspect.signature(original)
+
+    def _encode_plus(self: Any, *args: Any, **kwargs: Any) -> Any:
+        backend = self.__dict__.get("_tokenizer")
+        if isinstance(backend, AcceleratedBackend):
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            found = _shortcut(self, backend, bound.arguments)
+            if found is not None:
+                return found
+        return original(self, *args, **kwargs)
+
+    _encode_plus.__wrapped__ = original  # type: ignore[attr-defined]
+    return _encode_plus
 
 
 def _backend_classes() -> list[Any]:
@@ -192,14 +286,21 @@ def patch_transformers() -> None:
 
         setattr(cls, "__init__", __init__)   # noqa: B010  (mypy refuses the assignment to a class's __init__)
         _originals[cls] = original_init
+        original_encode_plus = vars(cls).get("_encode_plus")
+        if original_encode_plus is not None and "padding_strategy" in inspect.signature(original_encode_plus).parameters:
+            cls._encode_plus = _encode_plus_with_shortcut(original_encode_plus)
+            _originals[(cls, "_encode_plus")] = original_encode_plus
     _swap_decode_stream(to_bytebpe=True)
 
 
 def unpatch_transformers() -> None:
     """Undo `patch_transformers` for tokenizers made from now on (those made before keep their backend)."""
-    for cls, original_init in list(_originals.items()):
-        setattr(cls, "__init__", original_init)  # noqa: B010
-        del _originals[cls]
+    for key, original in list(_originals.items()):
+        if isinstance(key, tuple):
+            setattr(key[0], key[1], original)
+        else:
+            setattr(key, "__init__", original)  # noqa: B010
+        del _originals[key]
     _swap_decode_stream(to_bytebpe=False)
 
 

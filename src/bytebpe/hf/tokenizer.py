@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import encoding as _bytebpe_encoding
 from ..atomic_write import write_bytes_atomically
@@ -31,6 +31,7 @@ from ..hf_import import (
     _checked_spec,
     _load_json,
 )
+from ..parts.post_processors import post_processor_ids
 from .encoding import Encoding, TextRun
 from .processing import (
     Padding,
@@ -118,6 +119,15 @@ class _Pipeline:
         self.strings: dict[int, str] = {token_id: token for token, token_id in self.vocab.items()}
         # (an added token's string is its normalized form where it has one: HF's normalized cache)
         self.strings.update((token.id, token.decoded) for token in parts.added)
+        # (every id whose string is a special token's: what skip_special_tokens leaves out)
+        self.special_ids = frozenset(token_id for token_id, token in self.strings.items()
+                                     if token in self.special_contents)
+        # The ids the post-processor puts around one sequence (add_special_tokens=True), for the batch shortcut
+        # (`Tokenizer._single_rows`); None where that is not one fixed list before and one after.
+        try:
+            self.around: tuple[list[int], list[int]] | None = post_processor_ids(spec.get("post_processor"))
+        except TokenizerJsonError:
+            self.around = None
         # Added tokens whose string in an Encoding is the text they matched (whitespace included).
         self.stripping = frozenset(token.id for token in parts.added if token.lstrip or token.rstrip)
         self.offsets_issue = parts.offsets_issue
@@ -251,6 +261,16 @@ class _Pipeline:
                                               "characters")
             position = found + len(part)
         return [bisect.bisect_right(starts, start) - 1 if starts else None for start, _ in spans]
+
+
+class Rows(NamedTuple):
+    """A batch of single texts as arrays (`Tokenizer._single_rows`): int64 (n, width) ids, attention mask and
+    special-tokens mask, and the pipeline and settings they were made with."""
+    input_ids: Any
+    attention_mask: Any
+    special_tokens_mask: Any
+    pipeline: _Pipeline
+    settings: _Settings
 
 
 @dataclass(frozen=True)
@@ -439,7 +459,10 @@ class Tokenizer:
 
     def encode_batch(self, input: Sequence[Any], is_pretokenized: bool = False,
                      add_special_tokens: bool = True) -> list[Encoding]:
-        pipeline, settings = self._pipeline, self._settings
+        return self._encode_batch_with(self._pipeline, self._settings, input, is_pretokenized, add_special_tokens)
+
+    def _encode_batch_with(self, pipeline: _Pipeline, settings: _Settings, input: Sequence[Any],
+                           is_pretokenized: bool, add_special_tokens: bool) -> list[Encoding]:
         if isinstance(input, (str, bytes)) or not isinstance(input, Iterable):
             raise TypeError(f"encode_batch takes a list of inputs, got {type(input).__name__}")
         items = list(input)
@@ -502,6 +525,84 @@ class Tokenizer:
                        else Encoding.merge(encodings, growing_offsets=False))
         return out
 
+    def _single_rows(self, texts: list[str], add_special_tokens: bool, as_lists: bool) -> Rows | None:
+        """What `encode_batch(texts, add_special_tokens)` gives as numpy arrays, without making an Encoding:
+        each text's ids truncated, put between the post-processor's ids and padded as HF's post_process and
+        batch padding do, from the core's flat output. For the batch calls transformers makes for a batch of
+        single texts (bytebpe.hf.patch's shortcut); `as_lists`: lists of lists rather than arrays (rows may then
+        differ in length). None where the shortcut does not apply (a post-processor that is not one fixed list
+        of ids before and after; rows of different lengths as arrays)."""
+        import numpy as np
+
+        pipeline, settings = self._pipeline, self._settings
+        if not texts:
+            return None
+        before, after = pipeline.around if add_special_tokens and pipeline.around is not None else ([], [])
+        if add_special_tokens and pipeline.processor is not None and pipeline.around is None:
+            return None
+        enc = pipeline.encoding
+        if settings.encode_special_tokens:
+            flat, bounds = enc.encode_batch_to_numpy(texts, allowed_special=set(), disallowed_special=())
+        else:
+            flat, bounds = enc.encode_batch_to_numpy(texts, allowed_special="all")
+        length = np.diff(bounds)
+        keep, first = length, bounds[:-1]
+        truncation = settings.truncation
+        if truncation is not None:
+            n_added = pipeline.n_added(False)
+            limit = truncation.max_length - (n_added if add_special_tokens and n_added > 0 else 0)
+            if limit >= 0:
+                cut = length > limit
+                if cut.any():
+                    if truncation.strategy == "only_second":
+                        raise ValueError("Truncation error: Second sequence not provided")
+                    if limit > 0 and truncation.stride >= limit:
+                        raise ValueError(f"`stride` must be strictly less than `max_len={limit}` (note that "
+                                         "`max_len` may be shorter than the max length of the original model, as "
+                                         "it subtracts the number of special characters")
+                    keep = np.minimum(length, limit)
+                    if truncation.direction == "left":
+                        first = first + (length - keep)
+        rows = keep + (len(before) + len(after))
+        padding = settings.padding
+        width = int(rows.max())
+        if padding is not None:
+            width = padding.length if padding.length is not None else width
+            multiple = padding.pad_to_multiple_of
+            if multiple and width % multiple:
+                width += multiple - width % multiple
+            if int(rows.max()) > width:
+                return None         # (rows longer than a fixed length stay ragged: the general path's output)
+        elif int(rows.min()) != width:
+            if not as_lists:
+                return None         # (ragged rows are no array: the general path's error)
+            values = flat.tolist()
+            ids_lists = [before + values[start:start + count] + after
+                         for start, count in zip(first.tolist(), keep.tolist())]
+            return Rows(ids_lists, [[1] * len(row) for row in ids_lists],
+                        [[1] * len(before) + [0] * (len(row) - len(before) - len(after)) + [1] * len(after)
+                         for row in ids_lists], pipeline, settings)
+        n = len(texts)
+        pad_id = padding.pad_id if padding is not None else 0
+        ids = np.full((n, width), pad_id, dtype=np.int64)
+        special = np.ones((n, width), dtype=np.int64)
+        columns = np.arange(width)
+        start = (width - rows) if padding is not None and padding.direction == "left" else np.zeros(n, np.int64)
+        attention = ((columns >= start[:, None]) & (columns < (start + rows)[:, None])).astype(np.int64)
+        for position, token_id in enumerate(before):
+            ids[np.arange(n), start + position] = token_id
+        total = int(keep.sum())
+        row_of = np.repeat(np.arange(n), keep)
+        within = np.arange(total) - np.repeat(np.cumsum(keep) - keep, keep)
+        column = start[row_of] + len(before) + within
+        ids[row_of, column] = flat[first[row_of] + within]
+        special[row_of, column] = 0
+        for position, token_id in enumerate(after):
+            ids[np.arange(n), start + len(before) + keep + position] = token_id
+        if as_lists:
+            return Rows(ids.tolist(), attention.tolist(), special.tolist(), pipeline, settings)
+        return Rows(ids, attention, special, pipeline, settings)
+
     def post_process(self, encoding: Encoding, pair: Encoding | None = None,
                      add_special_tokens: bool = True) -> Encoding:
         if not isinstance(encoding, Encoding) or (pair is not None and not isinstance(pair, Encoding)):
@@ -516,9 +617,16 @@ class Tokenizer:
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         pipeline = self._pipeline
-        strings = pipeline.strings
         if isinstance(ids, (str, bytes)):
             raise TypeError(f"decode takes a list of ids, got {type(ids).__name__}")
+        if type(ids) is not list:
+            ids = list(ids)
+        if not (skip_special_tokens and not pipeline.special_ids.isdisjoint(ids)):
+            try:    # (every id a token, none to skip: the core's decode, which checks each id)
+                return pipeline.encoding.decode(ids)
+            except (TypeError, ValueError, OverflowError):
+                pass    # an id that is no token (HF drops it) or no id: the checks below say which
+        strings = pipeline.strings
         kept = []
         for token_id in ids:
             if not isinstance(token_id, int) or isinstance(token_id, bool):
@@ -534,6 +642,8 @@ class Tokenizer:
         return pipeline.encoding.decode(kept)
 
     def decode_batch(self, sequences: Sequence[Sequence[int]], skip_special_tokens: bool = True) -> list[str]:
+        if isinstance(sequences, (str, bytes)) or not isinstance(sequences, Iterable):
+            raise TypeError(f"decode_batch takes a list of lists of ids, got {type(sequences).__name__}")
         return [self.decode(ids, skip_special_tokens) for ids in sequences]
 
     # ---- the vocabulary ----
