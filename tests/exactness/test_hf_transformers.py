@@ -124,6 +124,12 @@ def test_decoding_and_lookups_give_stock_outputs(stock_and_fast) -> None:
             batches, skip_special_tokens=skip)
         assert fast.decode(batches[0], skip_special_tokens=skip) == stock.decode(batches[0],
                                                                                   skip_special_tokens=skip)
+    shapes = [[np.int64(i) for i in batches[0]], tuple(batches[1]), np.asarray(batches[0]), [np.asarray(batches[0])],
+              stock(TEXTS, padding=True, return_tensors="np")["input_ids"], [], [[]], batches[0][:1]]
+    for ids in shapes:     # (numpy's integers and arrays, tuples, empty lists: what to_py_obj takes)
+        assert fast.decode(ids) == stock.decode(ids)
+        if not isinstance(ids, list) or (ids and not isinstance(ids[0], (int, np.integer))):
+            assert fast.batch_decode(ids) == stock.batch_decode(ids)
     for text in TEXTS:
         assert fast.tokenize(text) == stock.tokenize(text)
         assert fast.encode(text) == stock.encode(text)

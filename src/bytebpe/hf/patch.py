@@ -238,6 +238,45 @@ def _shortcut(tok: Any, backend: AcceleratedBackend, arguments: dict[str, Any]) 
     return BatchEncoding(data, encodings, tensor_type=tensors, n_sequences=1)
 
 
+_INHERITED = object()     # (what a replaced method was where the class only inherited it)
+
+
+def _replace(cls: Any, name: str, method: Any) -> None:
+    _originals[(cls, name)] = vars(cls).get(name, _INHERITED)
+    setattr(cls, name, method)
+
+
+def _plain_batch(token_ids: Any) -> bool:
+    return type(token_ids) is list and bool(token_ids) and all(type(row) is list for row in token_ids)
+
+
+def _decode_with_shortcut(original: Any) -> Any:
+    def decode(self: Any, token_ids: Any, skip_special_tokens: bool = False, **kwargs: Any) -> Any:
+        if isinstance(self.__dict__.get("_tokenizer"), AcceleratedBackend):
+            if _plain_batch(token_ids):
+                clean_up = kwargs.pop("clean_up_tokenization_spaces", None)
+                return [self._decode(token_ids=row, skip_special_tokens=skip_special_tokens,
+                                     clean_up_tokenization_spaces=clean_up, **kwargs) for row in token_ids]
+            if type(token_ids) is list and (not token_ids or type(token_ids[0]) is int):
+                return self._decode(token_ids=token_ids, skip_special_tokens=skip_special_tokens, **kwargs)
+        return original(self, token_ids, skip_special_tokens, **kwargs)
+
+    decode.__wrapped__ = original  # type: ignore[attr-defined]
+    return decode
+
+
+def _batch_decode_with_shortcut(original: Any) -> Any:
+    def batch_decode(self: Any, sequences: Any, skip_special_tokens: bool = False,
+                     clean_up_tokenization_spaces: bool | None = None, **kwargs: Any) -> Any:
+        if isinstance(self.__dict__.get("_tokenizer"), AcceleratedBackend) and _plain_batch(sequences):
+            return self.decode(sequences, skip_special_tokens=skip_special_tokens,
+                               clean_up_tokenization_spaces=clean_up_tokenization_spaces, **kwargs)
+        return original(self, sequences, skip_special_tokens, clean_up_tokenization_spaces, **kwargs)
+
+    batch_decode.__wrapped__ = original  # type: ignore[attr-defined]
+    return batch_decode
+
+
 def _encode_plus_with_shortcut(original: Any) -> Any:
     signature = inspect.signature(original)
 
@@ -288,8 +327,11 @@ def patch_transformers() -> None:
         _originals[cls] = original_init
         original_encode_plus = vars(cls).get("_encode_plus")
         if original_encode_plus is not None and "padding_strategy" in inspect.signature(original_encode_plus).parameters:
-            cls._encode_plus = _encode_plus_with_shortcut(original_encode_plus)
-            _originals[(cls, "_encode_plus")] = original_encode_plus
+            _replace(cls, "_encode_plus", _encode_plus_with_shortcut(original_encode_plus))
+        # (transformers' decode and batch_decode check every id in Python first, to_py_obj: on plain lists of
+        # ints bytebpe's decode checks them itself)
+        _replace(cls, "decode", _decode_with_shortcut(cls.decode))
+        _replace(cls, "batch_decode", _batch_decode_with_shortcut(cls.batch_decode))
     _swap_decode_stream(to_bytebpe=True)
 
 
@@ -297,7 +339,10 @@ def unpatch_transformers() -> None:
     """Undo `patch_transformers` for tokenizers made from now on (those made before keep their backend)."""
     for key, original in list(_originals.items()):
         if isinstance(key, tuple):
-            setattr(key[0], key[1], original)
+            if original is _INHERITED:
+                delattr(key[0], key[1])
+            else:
+                setattr(key[0], key[1], original)
         else:
             setattr(key, "__init__", original)  # noqa: B010
         del _originals[key]

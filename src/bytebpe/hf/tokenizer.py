@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import copy
 import json
+import operator
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -629,8 +630,9 @@ class Tokenizer:
         strings = pipeline.strings
         kept = []
         for token_id in ids:
-            if not isinstance(token_id, int) or isinstance(token_id, bool):
+            if isinstance(token_id, bool) or not hasattr(token_id, "__index__"):
                 raise TypeError(f"decode takes ints, got {type(token_id).__name__}")
+            token_id = operator.index(token_id)    # (numpy's integers too, as HF takes them)
             if token_id < 0:
                 raise OverflowError("can't convert negative int to unsigned")
             token = strings.get(token_id)
