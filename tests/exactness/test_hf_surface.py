@@ -118,6 +118,10 @@ def test_single_texts_pairs_and_words_give_hfs_encodings(pair_of) -> None:
                         ours.encode(words, is_pretokenized=True, add_special_tokens=special), f"words {words}")
         assert_same(hf.encode(WORDS[0], WORDS[1], is_pretokenized=True),
                     ours.encode(WORDS[0], WORDS[1], is_pretokenized=True), "a pair of word lists")
+    for inputs, words in ((TEXTS, False), (PAIRS, False), (WORDS, True)):     # (no strings, offsets or words)
+        for want, got in zip(hf.encode_batch_fast(inputs, is_pretokenized=words),
+                             ours.encode_batch_fast(inputs, is_pretokenized=words)):
+            assert_same(want, got, f"encode_batch_fast {inputs[0]!r}")
     assert ours.num_special_tokens_to_add(False) == hf.num_special_tokens_to_add(False)
     assert ours.num_special_tokens_to_add(True) == hf.num_special_tokens_to_add(True)
 

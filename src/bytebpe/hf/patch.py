@@ -325,9 +325,9 @@ def patch_transformers() -> None:
 
         setattr(cls, "__init__", __init__)   # noqa: B010  (mypy refuses the assignment to a class's __init__)
         _originals[cls] = original_init
-        original_encode_plus = vars(cls).get("_encode_plus")
-        if original_encode_plus is not None and "padding_strategy" in inspect.signature(original_encode_plus).parameters:
-            _replace(cls, "_encode_plus", _encode_plus_with_shortcut(original_encode_plus))
+        if cls.__name__ != "TokenizersBackend":
+            continue    # (the shortcuts follow transformers 5's _encode_plus and decode; 4's keep their own)
+        _replace(cls, "_encode_plus", _encode_plus_with_shortcut(vars(cls)["_encode_plus"]))
         # (transformers' decode and batch_decode check every id in Python first, to_py_obj: on plain lists of
         # ints bytebpe's decode checks them itself)
         _replace(cls, "decode", _decode_with_shortcut(cls.decode))

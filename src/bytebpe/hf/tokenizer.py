@@ -462,8 +462,15 @@ class Tokenizer:
                      add_special_tokens: bool = True) -> list[Encoding]:
         return self._encode_batch_with(self._pipeline, self._settings, input, is_pretokenized, add_special_tokens)
 
+    def encode_batch_fast(self, input: Sequence[Any], is_pretokenized: bool = False,
+                          add_special_tokens: bool = True) -> list[Encoding]:
+        """`encode_batch` without what HF leaves out here: the text's tokens have no strings (""), no offsets
+        ((0, 0)) and no words (None); the post-processor's tokens keep theirs."""
+        return self._encode_batch_with(self._pipeline, self._settings, input, is_pretokenized, add_special_tokens,
+                                       bare=True)
+
     def _encode_batch_with(self, pipeline: _Pipeline, settings: _Settings, input: Sequence[Any],
-                           is_pretokenized: bool, add_special_tokens: bool) -> list[Encoding]:
+                           is_pretokenized: bool, add_special_tokens: bool, bare: bool = False) -> list[Encoding]:
         if isinstance(input, (str, bytes)) or not isinstance(input, Iterable):
             raise TypeError(f"encode_batch takes a list of inputs, got {type(input).__name__}")
         items = list(input)
@@ -476,12 +483,13 @@ class Tokenizer:
             else:
                 singles.append(item)
                 pairs.append(None)
-        firsts = self._encoded_inputs(pipeline, settings, singles, 0, is_pretokenized)
+        firsts = self._encoded_inputs(pipeline, settings, singles, 0, is_pretokenized, bare)
         seconds: list[Encoding | None] = [None] * len(items)
         wanted = [index for index, item in enumerate(pairs) if item is not None]
         if wanted:
-            for index, encoded in zip(wanted, self._encoded_inputs(pipeline, settings, [pairs[i] for i in wanted], 1,
-                                                                   is_pretokenized)):
+            # (HF's fast path gives the second sequence type id 0 too, before any post-processor sets them)
+            for index, encoded in zip(wanted, self._encoded_inputs(pipeline, settings, [pairs[i] for i in wanted],
+                                                                   0 if bare else 1, is_pretokenized, bare)):
                 seconds[index] = encoded
         out = [_post_process(pipeline, settings, first, second, add_special_tokens)
                for first, second in zip(firsts, seconds)]
@@ -489,14 +497,12 @@ class Tokenizer:
             pad_encodings(out, settings.padding)
         return out
 
-    encode_batch_fast = encode_batch
-
     def _encoded_input(self, pipeline: _Pipeline, settings: _Settings, value: Any, type_id: int,
                        is_pretokenized: bool) -> Encoding:
         return self._encoded_inputs(pipeline, settings, [value], type_id, is_pretokenized)[0]
 
     def _encoded_inputs(self, pipeline: _Pipeline, settings: _Settings, values: list[Any], type_id: int,
-                        is_pretokenized: bool) -> list[Encoding]:
+                        is_pretokenized: bool, bare: bool = False) -> list[Encoding]:
         as_text = settings.encode_special_tokens
         texts: list[str] = []
         shape: list[int] = []           # per value: how many texts (pre-tokenized words) it is
@@ -518,7 +524,8 @@ class Tokenizer:
         out = []
         at = 0
         for count in shape:
-            runs = [_run(pipeline, texts[at + k], ids_of[at + k], as_text, k if is_pretokenized else None)
+            runs = [_bare_run(ids_of[at + k]) if bare else
+                    _run(pipeline, texts[at + k], ids_of[at + k], as_text, k if is_pretokenized else None)
                     for k in range(count)]
             at += count
             encodings = [Encoding.of_run(run, type_id) for run in runs]
@@ -817,6 +824,17 @@ def _is_pair(item: Any, is_pretokenized: bool) -> bool:
             raise TypeError("each input of encode_batch is a str or a pair (str, str)")
         return True
     return len(item) == 2 and all(isinstance(part, (list, tuple)) for part in item)
+
+
+class _NoStrings:
+    """The strings of encode_batch_fast's tokens: none ("")."""
+
+    def __getitem__(self, token_id: int) -> str:
+        return ""
+
+
+def _bare_run(ids: list[int]) -> TextRun:
+    return TextRun(ids, _NoStrings(), lambda: ([(0, 0)] * len(ids), [None] * len(ids)))  # type: ignore[arg-type]
 
 
 def _run(pipeline: _Pipeline, text: str, ids: list[int], as_text: bool, word: int | None) -> TextRun:
