@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..file_formats import TokenizerJsonError
+from ..parts.post_processors import token_pair
 from .encoding import Encoding, FixedRun
 
 __all__ = ["PROCESSORS", "Padding", "PostProcessor", "Truncation", "default_process", "pad_encodings",
@@ -84,22 +85,14 @@ class ByteLevel(PostProcessor):
         return encodings
 
 
-def _token_pair(spec: dict[str, Any], key: str, component: str) -> tuple[int, str]:
-    value = spec.get(key)
-    if (not isinstance(value, list) or len(value) != 2 or not isinstance(value[0], str)
-            or not isinstance(value[1], int) or isinstance(value[1], bool)):
-        raise TokenizerJsonError(f"{component}: {key!r} must be [token, id], got {value!r}")
-    return value[1], value[0]
-
-
 class _ClsSep(PostProcessor):
     """A processor of two tokens, `cls` and `sep` ([token, id] each), adding `added_pair` to a pair."""
 
     added_pair = 0
 
     def __init__(self, spec: dict[str, Any]) -> None:
-        self.cls = _token_pair(spec, "cls", f"post_processor {self.type_name}")
-        self.sep = _token_pair(spec, "sep", f"post_processor {self.type_name}")
+        self.cls = token_pair(spec, "cls", f"post_processor {self.type_name}")
+        self.sep = token_pair(spec, "sep", f"post_processor {self.type_name}")
 
     def added_tokens(self, is_pair: bool) -> int:
         return self.added_pair if is_pair else 2

@@ -180,18 +180,42 @@ class _Pipeline:
             spans = list(map(tuple, trimmed.tolist()))
         return spans, words
 
+    def _split_parts(self, text: str, special_as_text: bool) -> list[tuple[str, str]]:
+        """The added-token splitter's parts of `text` as (part, matched text): they alternate ordinary text,
+        token, ... (an odd index is a token; empty parts left in); an added token's part is its content, its
+        matched text that with the whitespace lstrip/rstrip took; ordinary text (normalized) matches itself."""
+        specials = self.encoding.file_parts.specials
+        split = specials.split(frozenset() if special_as_text else specials._special)
+        if split is None:
+            return [(text, text)]
+        if not isinstance(split, _AddedTokenSplitter):
+            return [(part, part) for part in split(text)]
+        matches: list[str] = []
+        parts = split(text, matches)
+        return [(part, matches[index // 2] if index % 2 else part) for index, part in enumerate(parts)]
+
+    def _located_parts(self, text: str, special_as_text: bool) -> list[tuple[int, str, str]]:
+        """`_split_parts`, each with where its matched text starts in `text`. NotImplementedError where a part
+        is not the text's own (a normalizer changed it)."""
+        located = []
+        position = 0
+        for part, piece in self._split_parts(text, special_as_text):
+            found = text.find(piece, position) if piece else position
+            if found < 0:
+                raise NotImplementedError("offsets and word ids of this text are not HF's yet: an added token's "
+                                          "match or the normalizer moves characters")
+            located.append((found, part, piece))
+            position = found + len(piece)
+        return located
+
     def matched_strings(self, text: str, ids: list[int], special_as_text: bool) -> list[str]:
         """Each token's HF string for `text` where an added token took whitespace with it: its matched text
         (HF's split value), the others their vocabulary strings."""
-        specials = self.encoding.file_parts.specials
-        split = specials.split(frozenset() if special_as_text else specials._special)
-        matches: list[str] = []
-        parts = split(text, matches)     # (a splitter: a file with stripping tokens has no simpler one)
         core, pretokenize, strings = self.encoding._core, self.encoding._pretokenize, self.strings
         out: list[str] = []
-        for index, part in enumerate(parts):
+        for index, (part, piece) in enumerate(self._split_parts(text, special_as_text)):
             if index % 2:
-                out.append(matches[index // 2])
+                out.append(piece)
             elif part:
                 out += [strings[token_id] for token_id in core.encode(pretokenize, None, part)]
         if len(out) != len(ids):
@@ -201,21 +225,12 @@ class _Pipeline:
     def _offsets_by_parts(self, text: str, special_as_text: bool) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and offsets part by part: an added token that took whitespace with it spans that whitespace
         too, which the core's offsets (read off the tokens' bytes) cannot show."""
-        specials = self.encoding.file_parts.specials
-        split = specials.split(frozenset() if special_as_text else specials._special)
-        matches: list[str] = []
-        parts = split(text, matches)
         core, pretokenize = self.encoding._core, self.encoding._pretokenize
         ids: list[int] = []
         spans: list[tuple[int, int]] = []
-        position = 0
-        for index, part in enumerate(parts):
-            piece = matches[index // 2] if index % 2 else part
+        for index, (found, part, piece) in enumerate(self._located_parts(text, special_as_text)):
             if not piece:
                 continue
-            found = text.find(piece, position)
-            if found < 0:
-                raise NotImplementedError("offsets of this text are not HF's yet: its parts are not the text's own")
             if index % 2:
                 ids.append(self.added_ids[part])
                 spans.append((found, found + len(piece)))
@@ -223,44 +238,32 @@ class _Pipeline:
                 part_ids, part_spans = core.encode_with_offsets(pretokenize, None, piece, None, False)
                 ids += part_ids
                 spans += [(start + found, end + found) for start, end in part_spans]
-            position = found + len(piece)
         return ids, spans
 
     def _words(self, text: str, spans: list[tuple[int, int]], special_as_text: bool) -> list[int | None]:
         """Each token's word: the index of HF's split (an added token, or a pre-tokenizer's piece) holding
         the token's first character."""
-        enc = self.encoding
-        split = enc.file_parts.specials.split(frozenset() if special_as_text else enc.file_parts.specials._special)
-        matches: list[str] = []
-        parts = (split(text, matches) if isinstance(split, _AddedTokenSplitter) else split(text)) \
-            if split is not None else [text]
+        pretokenize = self.encoding._pretokenize
         starts: list[int] = []
         position = 0
-        pretokenize = enc._pretokenize
-        for index, part in enumerate(parts):
-            if index % 2 and matches:
-                part = matches[index // 2]
-            if not part:
+        for index, (found, part, piece) in enumerate(self._located_parts(text, special_as_text)):
+            if not piece:
                 continue
-            found = text.find(part, position)
-            if found < 0:
-                raise NotImplementedError("word ids of this text are not HF's yet: an added token's match moves "
-                                          "characters")
             if index % 2:           # an added token: one split, from where the text before it ended
                 starts.append(position)
             else:
                 at = found
-                for piece in (pretokenize(part) if pretokenize is not None else [part]):
-                    if isinstance(piece, bytes):
-                        piece = piece.decode("utf-8", "surrogatepass")
-                    elif not isinstance(piece, str):
+                for word in (pretokenize(part) if pretokenize is not None else [part]):
+                    if isinstance(word, bytes):
+                        word = word.decode("utf-8", "surrogatepass")
+                    elif not isinstance(word, str):
                         raise NotImplementedError("word ids of this file are not HF's yet")
                     starts.append(at)
-                    at += len(piece)
+                    at += len(word)
                 if at != found + len(part):
                     raise NotImplementedError("word ids of this file are not HF's yet: its pre-tokenizer drops "
                                               "characters")
-            position = found + len(part)
+            position = found + len(piece)
         return [bisect.bisect_right(starts, start) - 1 if starts else None for start, _ in spans]
 
 

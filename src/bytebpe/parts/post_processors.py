@@ -13,18 +13,22 @@ from typing import Any
 from ..file_formats import TokenizerJsonError
 from .fields import field
 
-__all__ = ["POST_PROCESSORS", "post_part", "post_processor_ids"]
+__all__ = ["POST_PROCESSORS", "post_part", "post_processor_ids", "token_pair"]
 
 POST_PROCESSORS = ("ByteLevel", "TemplateProcessing", "RobertaProcessing", "BertProcessing", "Sequence")
 
 
-def _pair_id(spec: dict[str, Any], key: str, component: str) -> int:
-    """RobertaProcessing's / BertProcessing's ["<s>", 0] form: the id."""
+def token_pair(spec: dict[str, Any], key: str, component: str) -> tuple[int, str]:
+    """RobertaProcessing's / BertProcessing's ["<s>", 0] form: (id, token)."""
     value = spec.get(key)
     if (not isinstance(value, list) or len(value) != 2 or not isinstance(value[0], str)
             or not isinstance(value[1], int) or isinstance(value[1], bool)):
         raise TokenizerJsonError(f"{component}: {key!r} must be [token, id], got {value!r}")
-    return value[1]
+    return value[1], value[0]
+
+
+def _pair_id(spec: dict[str, Any], key: str, component: str) -> int:
+    return token_pair(spec, key, component)[0]
 
 
 def _template_ids(spec: dict[str, Any]) -> tuple[list[int], list[int]]:
