@@ -8,7 +8,7 @@ A scanner reads UTF-8 and reports where each piece ends; the pieces are exactly 
 engine (see _pretokenize.pyx). It never allocates and never fails, so it is `noexcept nogil` and callable from
 the merge loop.
 """
-from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 cdef extern from "_pattern_scan.h":
@@ -31,13 +31,19 @@ cpdef enum PatternKind:
     O200K = 3     # o200k_base, o200k_harmony
     DEEPSEEK = 4  # DeepSeek's tokenizer.json (V3, R1): three Splits in sequence, with HF's classes
     COMPILED = 5  # any pattern of the family, compiled (pattern_compiler.py)
+    CHAR_WORDS = 6  # a character-level model's words, unknown characters cut out byte by byte (_char_words.h)
 
 
-# What a scan needs: the kind, and for COMPILED the program, which the Scanner owning this spec keeps alive (a
-# caller holds the Scanner for the whole call: the ownership rule).
+# What a scan needs: the kind, for COMPILED the program and for CHAR_WORDS the known characters, which the
+# Scanner owning this spec keeps alive (a caller holds the Scanner for the whole call: the ownership rule).
 cdef struct ScanSpec:
     PatternKind kind
     const PatternProgram* program
+    # CHAR_WORDS: a bit per code point, set for the characters that are tokens; the mark (Metaspace's
+    # replacement) and where a word is cut before it (BYTEBPE_MARK_*, _char_words.h).
+    const uint64_t* known_chars
+    uint32_t mark
+    int mark_rule
     # _piece_starts.h's block rules (BYTEBPE_BLOCKS_*) that cut the pattern as it cuts ASCII text without
     # apostrophes; 0: none (the pattern is scanned one piece at a time).
     int block_rules
@@ -45,7 +51,8 @@ cdef struct ScanSpec:
 
 # Scan pieces of `text[start:length]` (UTF-8) and write the end offset of each into `piece_ends`, at most
 # `capacity` of them (capacity >= 1). Returns how many were written; the last one written is where the next
-# call starts. Pieces never split a UTF-8 sequence, and `start < length` always yields at least one piece.
+# call starts. `start < length` always yields at least one piece. Pieces never split a UTF-8 sequence, but
+# for CHAR_WORDS, whose pieces are each byte of a character the vocabulary lacks.
 cdef Py_ssize_t scan_pieces(const ScanSpec* spec, const uint8_t* text, Py_ssize_t start, Py_ssize_t length,
                             Py_ssize_t* piece_ends, Py_ssize_t capacity) noexcept nogil
 
@@ -64,7 +71,12 @@ cdef class Scanner:
     cdef readonly PatternKind kind
     cdef ScanSpec spec
     cdef PatternProgram program
+    cdef vector[uint64_t] known_chars      # CHAR_WORDS: spec.known_chars points into it
     # For COMPILED: the pattern and the oracle whose classes it has ("tiktoken" or "hf").
     cdef readonly str pattern
     cdef readonly str dialect
     cdef bint blocks        # COMPILED: block rules were asked for (`Scanner.compiled(..., blocks=)`)
+    # CHAR_WORDS: (the known characters, the mark, the mark rule's name), as `Scanner.char_words` took them.
+    cdef readonly tuple char_words_args
+
+    cdef int _check_pieces_are_text(self) except -1

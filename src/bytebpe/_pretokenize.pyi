@@ -8,6 +8,7 @@ class PatternKind(enum.IntEnum):
     O200K = 3
     DEEPSEEK = 4
     COMPILED = 5
+    CHAR_WORDS = 6
 
 TIKTOKEN_VERSION: str
 TOKENIZERS_VERSION: str
@@ -17,16 +18,20 @@ CLASS_BITS: dict[str, int]
 # Whether R50K, CL100K and O200K scan 64 bytes of ASCII at a time (their byte-range classes are the tables').
 BLOCK_SCAN_ENABLED: bool
 BLOCK_ISAS: tuple[str, ...]
+# CHAR_WORDS' rules for cutting a run of known characters before the mark, by name.
+MARK_RULES: dict[str, int]
 
 @final
 class Scanner:
     """The compiled equivalent of tiktoken's split by a pattern, with the oracle's character classes: a
     hand-written scanner for a known pattern (the tables match tiktoken TIKTOKEN_VERSION; DEEPSEEK cuts what HF
     `tokenizers` TOKENIZERS_VERSION cuts with DeepSeek's three Splits), or COMPILED: the program
-    pattern_compiler.py makes of any pattern of the GPT family."""
+    pattern_compiler.py makes of any pattern of the GPT family; or CHAR_WORDS: a character-level model's words
+    (`Scanner.char_words`), whose pieces may be single bytes of a character, so that it gives their ends
+    (`pieces_seen`, `count`) but not strings (`split`, `pieces_from`: TypeError)."""
 
     def __new__(cls, kind: PatternKind | int, pattern: str | None = None, dialect: str = "tiktoken",
-                blocks: bool = True) -> Scanner: ...
+                blocks: bool = True, char_words: tuple[str, str, str] | None = None) -> Scanner: ...
     @property
     def kind(self) -> PatternKind: ...
     @property
@@ -35,6 +40,10 @@ class Scanner:
     def dialect(self) -> str | None: ...
     @staticmethod
     def compiled(pattern: str, dialect: str = "tiktoken", blocks: bool = True) -> Scanner: ...
+    @staticmethod
+    def char_words(characters: str, mark: str, mark_rule: str) -> Scanner: ...
+    @property
+    def char_words_args(self) -> tuple[str, str, str] | None: ...
     @property
     def block_rules(self) -> str: ...
     @staticmethod

@@ -63,6 +63,17 @@ cdef extern from "_unicode_tables.h":
     uint8_t bytebpe_class_of(uint32_t cp) noexcept nogil
     uint32_t bytebpe_contraction_letter(uint32_t cp) noexcept nogil
 
+cdef extern from "_char_words.h":
+    enum:
+        BYTEBPE_MARK_NONE
+        BYTEBPE_MARK_AFTER_WORD
+        BYTEBPE_MARK_EVERY
+    Py_ssize_t bytebpe_char_word_end(const uint64_t* known, uint32_t mark, int mark_rule, const uint8_t* s,
+                                     Py_ssize_t i, Py_ssize_t n, Py_ssize_t* seen) noexcept nogil
+
+# CHAR_WORDS' mark rules by name (`Scanner.char_words`).
+MARK_RULES = {"none": BYTEBPE_MARK_NONE, "after_word": BYTEBPE_MARK_AFTER_WORD, "every": BYTEBPE_MARK_EVERY}
+
 cdef extern from "_ascii_runs.h":
     size_t bytebpe_ascii_letter_run(const uint8_t* s, size_t i, size_t n, uint8_t fold) noexcept nogil
     size_t bytebpe_byte_run(const uint8_t* s, size_t i, size_t n, uint8_t byte) noexcept nogil
@@ -718,6 +729,20 @@ cdef Py_ssize_t scan_pieces(const ScanSpec* spec, const uint8_t* text, Py_ssize_
             start = _deepseek_piece(text, start, length, <NoSeen*>NULL)
             piece_ends[count] = start
             count += 1
+    elif kind == CHAR_WORDS:
+        return _char_words(spec, text, start, length, piece_ends, NULL, capacity)
+    return count
+
+
+cdef inline Py_ssize_t _char_words(const ScanSpec* spec, const uint8_t* text, Py_ssize_t start, Py_ssize_t length,
+                                   Py_ssize_t* piece_ends, Py_ssize_t* seen_out, Py_ssize_t capacity) noexcept nogil:
+    cdef Py_ssize_t count = 0, seen
+    while start < length and count < capacity:
+        start = bytebpe_char_word_end(spec.known_chars, spec.mark, spec.mark_rule, text, start, length, &seen)
+        piece_ends[count] = start
+        if seen_out != NULL:
+            seen_out[count] = seen
+        count += 1
     return count
 
 
@@ -731,6 +756,8 @@ cdef Py_ssize_t scan_pieces_seen(const ScanSpec* spec, const uint8_t* text, Py_s
         return _scan_by_blocks(spec, text, start, length, piece_ends, capacity, &seen, seen_out)
     if kind == COMPILED:
         return bytebpe_pattern_scan_seen(spec.program, text, start, length, piece_ends, seen_out, capacity)
+    if kind == CHAR_WORDS:
+        return _char_words(spec, text, start, length, piece_ends, seen_out, capacity)
     while start < length and count < capacity:
         seen.at = start
         if kind == O200K:
@@ -947,6 +974,26 @@ _COMPILED_SCANNERS_KEPT = 64
 
 
 @cython.final
+cdef int _set_char_words(Scanner scanner, str characters, str mark, str mark_rule) except -1:
+    """Fill a CHAR_WORDS scanner's spec: the bit set of `characters`, the mark and its rule."""
+    if mark_rule not in MARK_RULES:
+        raise ValueError(f"mark_rule must be one of {', '.join(MARK_RULES)}, got {mark_rule!r}")
+    if len(mark) != 1:
+        raise ValueError(f"the mark must be one character, got {mark!r}")
+    cdef uint32_t cp
+    scanner.known_chars.assign(0x110000 // 64, 0)
+    for char in characters:
+        cp = ord(char)
+        if 0xD800 <= cp <= 0xDFFF:
+            continue    # (a surrogate: no text that reaches a scanner holds one)
+        scanner.known_chars[cp >> 6] |= 1ULL << (cp & 63)
+    scanner.spec.known_chars = scanner.known_chars.data()
+    scanner.spec.mark = ord(mark)
+    scanner.spec.mark_rule = MARK_RULES[mark_rule]
+    scanner.char_words_args = (characters, mark, mark_rule)
+    return 0
+
+
 cdef class Scanner:
     """The compiled equivalent of tiktoken's split by a pattern (``find_iter``), with the oracle's character
     classes (see the module docstring): a hand-written scanner for a known pattern (R50K, CL100K, O200K; the
@@ -957,12 +1004,19 @@ cdef class Scanner:
     ['Hello', ' world', "'s"]
     """
 
-    def __cinit__(self, PatternKind kind, str pattern=None, str dialect="tiktoken", bint blocks=True):
-        if kind not in (R50K, CL100K, O200K, DEEPSEEK, COMPILED):
+    def __cinit__(self, PatternKind kind, str pattern=None, str dialect="tiktoken", bint blocks=True,
+                  tuple char_words=None):
+        if kind not in (R50K, CL100K, O200K, DEEPSEEK, COMPILED, CHAR_WORDS):
             raise ValueError(f"unknown pattern kind {kind!r}")
         self.kind = kind
         self.spec.kind = kind
         self.spec.program = NULL
+        self.spec.known_chars = NULL
+        if kind == CHAR_WORDS:
+            if char_words is None:
+                raise ValueError("a CHAR_WORDS scanner is made by Scanner.char_words")
+            characters, mark, mark_rule = char_words
+            _set_char_words(self, characters, mark, mark_rule)
         self.spec.block_rules = {R50K: BYTEBPE_BLOCKS_R50K, CL100K: BYTEBPE_BLOCKS_CL100K,
                                  O200K: BYTEBPE_BLOCKS_O200K}.get(kind, BYTEBPE_BLOCKS_NONE)
         if kind == COMPILED:
@@ -999,6 +1053,13 @@ cdef class Scanner:
         return scanner
 
     @staticmethod
+    def char_words(str characters not None, str mark not None, str mark_rule not None):
+        """The words of a character-level model (_char_words.h): runs of the `characters` it has tokens for,
+        each byte of any other character a piece of its own; `mark_rule` ("none", "after_word", "every")
+        says where a run is cut before the `mark` (Metaspace's replacement) besides."""
+        return Scanner(CHAR_WORDS, char_words=(characters, mark, mark_rule))
+
+    @staticmethod
     def for_pattern(str pattern not None, bint compile=True):
         """The scanner equal to `pattern` (tiktoken's classes): a hand-written one for a known pattern, else
         (with `compile`) its compiled program; None when the pattern is outside the family."""
@@ -1018,6 +1079,7 @@ cdef class Scanner:
 
     def split(self, str text not None):
         """The pieces of `text`, as the oracle cuts them."""
+        self._check_pieces_are_text()
         cdef bytes utf8 = text.encode("utf-8")
         cdef const uint8_t* data = <const uint8_t*><const char*>utf8
         cdef Py_ssize_t n = len(utf8)
@@ -1034,10 +1096,17 @@ cdef class Scanner:
     def __call__(self, str text not None):
         return self.split(text)
 
+    cdef int _check_pieces_are_text(self) except -1:
+        if self.kind == CHAR_WORDS:
+            raise TypeError("a CHAR_WORDS scanner's pieces may be single bytes of a character, not text: "
+                            "pieces_seen gives where they end")
+        return 0
+
     def pieces_from(self, str text not None, Py_ssize_t start, Py_ssize_t max_pieces):
         """(up to `max_pieces` pieces of `text` from byte `start` of its UTF-8 on (a piece start), where the next
         piece starts): the pieces the whole text has there, found without scanning the rest. The text's UTF-8
         is the one CPython keeps with the str (made once; for ASCII text, the str's own buffer)."""
+        self._check_pieces_are_text()
         cdef Py_ssize_t n
         cdef const uint8_t* data = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
         cdef Py_ssize_t ends[SCAN_BATCH]
@@ -1100,11 +1169,16 @@ cdef class Scanner:
     def __reduce__(self):
         if self.kind == COMPILED:
             return (Scanner.compiled, (self.pattern, self.dialect, self.blocks))
+        if self.kind == CHAR_WORDS:
+            return (Scanner.char_words, self.char_words_args)
         return (Scanner, (int(self.kind),))
 
     def __repr__(self):
         if self.kind == COMPILED:
             return f"Scanner.compiled({self.pattern!r}, {self.dialect!r})"
+        if self.kind == CHAR_WORDS:
+            return f"Scanner.char_words(<{len(self.char_words_args[0])} characters>, {self.char_words_args[1]!r}, " \
+                   f"{self.char_words_args[2]!r})"
         return f"Scanner({PatternKind(self.kind).name})"
 
 

@@ -39,12 +39,12 @@ from .atomic_write import write_bytes_atomically
 from .encoding import Encoding, _special_token_regex
 from .file_formats import (NESTED_TOO_DEEPLY, TokenizerJsonError, recognise, recognise_document, shortened,
                            wrong_format)
-from .parts.decoders import Decoder, byte_level_bytes, decoder_from_json, needs_token_strings
+from .parts.decoders import Decoder, byte_level_bytes, decoder_from_json, joined_decoder, needs_token_strings
 from .parts.fields import field as _field
 from .parts.model import WORD_END, BPEModel, check_model_type, model_from_json
 from .parts.normalizers import normalizer_from_json, unicode_form
 from .parts.post_processors import POST_PROCESSORS, post_part as _post_part, post_processor_ids
-from .parts.pre_tokenizers import PreTokenizer
+from .parts.pre_tokenizers import Metaspace, PreTokenizer
 
 if TYPE_CHECKING:
     import regex
@@ -226,7 +226,8 @@ class _AddedTokenSplitter:
     found but not split out (HF's encode_special_tokens)."""
 
     def __init__(self, tokens: list[_AddedToken], skipped: frozenset[str], normalize: Callable[[str], str] | None,
-                 prefix_space: bool, around: tuple[list[str], list[str]], prepend_first: str | None = None) -> None:
+                 prefix_space: bool, around: tuple[list[str], list[str]], prepend_first: str | None = None,
+                 prepared: Callable[[str], str] | None = None) -> None:
         self.by_content = {token.content: token for token in tokens}
         self.by_pattern = {token.pattern: token for token in tokens if token.normalized}
         raw = frozenset(token.content for token in tokens if not token.normalized)
@@ -243,6 +244,9 @@ class _AddedTokenSplitter:
         # Metaspace's replacement before the text's first segment (its "first" prepend scheme), unless that
         # segment starts with a space or the replacement already.
         self.prepend_first = prepend_first
+        # What the pre-tokenizer does to each ordinary part first when a compiled scanner cuts its pieces and
+        # cannot: Metaspace's replacement of spaces and its "always" prepend (Metaspace.prepared).
+        self.prepared = prepared
         # The post-processor's ids as token parts: ["", p1, ..., "", pn] before the text's parts (which start
         # with ordinary text), [s1, "", ..., sm, ""] after them (which end with ordinary text).
         before, after = around
@@ -254,7 +258,8 @@ class _AddedTokenSplitter:
         (no added token can be split out, nothing normalized, prepended or put around), the `re` split that
         named encodings use when it splits at plain raw tokens only, else itself: a Python call that builds
         its parts per document costs more than encoding a short document."""
-        if self.before or self.after or self.normalize is not None or self.prefix_space or self.prepend_first:
+        if self.before or self.after or self.normalize is not None or self.prefix_space or self.prepend_first \
+                or self.prepared is not None:
             return self
         tokens = list(self.by_content.values())
         active = [token for token in tokens if not (token.special and token.content in self.skipped)]
@@ -315,6 +320,8 @@ class _AddedTokenSplitter:
             if self.prefix_space and text and not text.startswith(" "):
                 text = " " + text
             text = self._at_start(text)
+            if self.prepared is not None and text:
+                text = self.prepared(text)
             return self.before + [text] + self.after if self.before or self.after else [text]
         out: list[str] = []     # ordinary, token, ordinary, token, ..., ordinary
 
@@ -323,6 +330,8 @@ class _AddedTokenSplitter:
                 part = " " + part
             if not out:     # (the text's first part, not after a token)
                 part = self._at_start(part)
+            if self.prepared is not None:
+                part = self.prepared(part)
             if len(out) % 2:
                 out[-1] += part     # (never happens: segments alternate) kept for safety of the format
             else:
@@ -370,13 +379,14 @@ class AddedTokens:
 
     def __init__(self, tokens: list[_AddedToken], decode_only: dict[int, bytes],
                  normalize: Callable[[str], str] | None, pre_tokenizer: PreTokenizer, before: list[int],
-                 after: list[int]) -> None:
+                 after: list[int], prepared: Callable[[str], str] | None = None) -> None:
         self.tokens = {token.content: token.id for token in tokens if token.special}
         self._added = tokens
         self._special = frozenset(self.tokens)
         self._normalize = normalize
         self._prefix_space = pre_tokenizer.prefix_space
         self._prepend_first = pre_tokenizer.prepend_first
+        self._prepared = prepared
         self._around = ([_post_part(i) for i in before], [_post_part(i) for i in after])
         self._splits: dict[frozenset[str], Any] = {}
         self._decode = dict(decode_only)
@@ -403,7 +413,7 @@ class AddedTokens:
             return self._splits[allowed]
         except KeyError:
             splitter = _AddedTokenSplitter(self._added, self._special - allowed, self._normalize, self._prefix_space,
-                                           self._around, self._prepend_first).simplest()
+                                           self._around, self._prepend_first, self._prepared).simplest()
             self._splits[allowed] = splitter
             return splitter
 
@@ -491,6 +501,22 @@ class _CharacterPieces:
         return pieces if split is None else [part for piece in pieces for part in split(piece)]
 
 
+def _character_scanner(pre_tokenizer: PreTokenizer, model: BPEModel
+                       ) -> tuple[_pretokenize.Scanner, Callable[[str], str] | None] | None:
+    """For a character-level model with no pre-tokenizer or one Metaspace: the compiled scanner of its words
+    (`BPEModel.word_scanner`), and what the added-token splitter then does to each ordinary part first
+    (Metaspace's `prepared`, which a scanner cannot do); None where the scanner does not apply."""
+    steps = pre_tokenizer.steps
+    if len(steps) > 1 or (steps and not isinstance(steps[0], Metaspace)):
+        return None
+    metaspace = steps[0] if steps else None
+    assert metaspace is None or isinstance(metaspace, Metaspace)
+    scanner = model.word_scanner(metaspace.replacement if metaspace is not None and metaspace.split_pieces else None)
+    if scanner is None:
+        return None
+    return scanner, None if metaspace is None else metaspace.prepared
+
+
 class _WordEnds:
     """The pre-tokenizer of a model with an end_of_word_suffix: its pieces as bytes, each ending in WORD_END,
     which the model's first merges join to the piece's last byte (`BPEModel._word_end_merges`)."""
@@ -512,8 +538,14 @@ class _TokenStrings:
         self.decoder = decoder
         self.strings = {token_id: token for token, token_id in model.vocab.items()}
         self.strings.update((token.id, token.decoded) for token in tokens)
+        self._joined: Callable[[list[int]], str] | None | bool = False     # made at the first decode
 
     def __call__(self, ids: list[int]) -> str:
+        joined = self._joined
+        if joined is False:
+            joined = self._joined = joined_decoder(self.decoder, self.strings)
+        if joined is not None:
+            return joined(ids)      # type: ignore[operator]
         strings = self.strings
         return self.decoder.decode([strings[token_id] for token_id in ids])
 
@@ -596,12 +628,17 @@ class TokenizerJsonEncoding(Encoding):
                 raise TokenizerJsonError(f"post_processor: id {token_id} is neither in the vocabulary nor an added "
                                          "token (bytebpe could not decode it)")
         pretokenize = pre_tokenizer.pretokenize
+        prepared = None
         if not model.byte_level:
-            pretokenize = _CharacterPieces(pretokenize, model)
+            scanned = _character_scanner(pre_tokenizer, model)
+            if scanned is not None:
+                pretokenize, prepared = scanned
+            else:
+                pretokenize = _CharacterPieces(pretokenize, model)
         elif model.end_of_word_suffix:
             pretokenize = _WordEnds(pretokenize)
 
-        specials = AddedTokens(tokens, model.decode_only, normalize, pre_tokenizer, before, after)
+        specials = AddedTokens(tokens, model.decode_only, normalize, pre_tokenizer, before, after, prepared)
         import hashlib  # (here: loading any other kind of file should not pay for its import)
 
         encoding = cls.__new__(cls)

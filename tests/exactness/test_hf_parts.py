@@ -8,16 +8,19 @@ appears in the strategies below; a new variant must be added here too (`test_eve
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 from importlib import resources
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
+from bytebpe import hf_import
 from bytebpe.hf_import import TokenizerJsonError, from_tokenizer_json
 from bytebpe.parts.decoders import DECODERS
 from bytebpe.parts.normalizers import NORMALIZERS
@@ -176,6 +179,20 @@ def _check_same(text_file: str, texts: list[str]) -> None:
         assert enc.decode(ids) == decoded, (text, ids)
 
 
+# A character-level model's words are cut by a compiled scanner where every byte has its <0xXX> token
+# (`BPEModel.word_scanner`), else in Python (`BPEModel.cut_unknown`); a decoder of the shape
+# `joined_decoder` takes decodes by a table, others by the chain: the tests of such models run both ways.
+ENGINES = ["compiled", "python"]
+
+
+def _engine(name: str) -> contextlib.AbstractContextManager:
+    stack = contextlib.ExitStack()
+    if name == "python":
+        stack.enter_context(mock.patch.object(hf_import, "_character_scanner", lambda pre_tokenizer, model: None))
+        stack.enter_context(mock.patch.object(hf_import, "joined_decoder", lambda decoder, strings: None))
+    return stack
+
+
 # The same examples on every run (CI must not fail on a combination one run happens to draw and the next does
 # not); BYTEBPE_RANDOM_PIPELINES=1 draws new ones, to look for more (it found the added token listed twice of
 # test_hf_import.py).
@@ -183,14 +200,16 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
                     derandomize="BYTEBPE_RANDOM_PIPELINES" not in os.environ, database=None)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @SETTINGS
 @given(normalizers, character_pre_tokenizers, character_decoders, st.lists(added_token, max_size=3),
        st.sampled_from(["fallback", "unk"]), st.booleans(), st.lists(TEXT, min_size=1, max_size=4))
-def test_character_level_pipelines_give_hfs_ids(normalizer_spec, pre_tokenizer_spec, decoder_spec, added, kind,
-                                                fuse_unk, texts):
+def test_character_level_pipelines_give_hfs_ids(engine, normalizer_spec, pre_tokenizer_spec, decoder_spec, added,
+                                                kind, fuse_unk, texts):
     model = json.loads(json.dumps(_trained(kind)))
     model["model"]["fuse_unk"] = fuse_unk
-    _check_same(_file(model, normalizer_spec, pre_tokenizer_spec, decoder_spec, added), texts)
+    with _engine(engine):
+        _check_same(_file(model, normalizer_spec, pre_tokenizer_spec, decoder_spec, added), texts)
 
 
 @SETTINGS
@@ -211,19 +230,22 @@ def test_every_variant_is_drawn():
             assert f'"type": "{name}"' in source or (name.startswith("NF") and forms in source), name
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("kind", ["fallback", "unk"])
-def test_characters_the_vocabulary_lacks_are_cut_as_hf_cuts_them(kind):
+def test_characters_the_vocabulary_lacks_are_cut_as_hf_cuts_them(kind, engine):
     model = json.loads(json.dumps(_trained(kind)))
     for fuse in (False, True):
         model["model"]["fuse_unk"] = fuse
-        _check_same(_file(model, None, {"type": "Metaspace", "prepend_scheme": "first", "split": True},
+        with _engine(engine):
+            _check_same(_file(model, None, {"type": "Metaspace", "prepend_scheme": "first", "split": True},
                           {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"},
                                                              "content": " "}, {"type": "ByteFallback"},
                                                             {"type": "Fuse"}]}, []),
                     ["Ω", "ΩΩ x Ω", "日本語😀 ok", "a\u0301b", "😀😀", "\x00\x01\x7f", "plain text only"])
 
 
-def test_words_are_cut_apart_only_where_no_merge_joins_across():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_words_are_cut_apart_only_where_no_merge_joins_across(engine):
     """A SentencePiece-style file hands the model whole texts; bytebpe cuts them before each "▁" that follows
     another character when no merge joins there. One merge that does ("d" + "▁e") turns the cut off, and the
     ids stay HF's either way."""
@@ -233,14 +255,23 @@ def test_words_are_cut_apart_only_where_no_merge_joins_across():
                                                               {"type": "Replace", "pattern": {"String": " "},
                                                                "content": "\u2581"}]}
     texts = ["d e", "hello world", "a  b   d e", " d\u2581e", "d\u2581\u2581e", "1d e", "(d e ok"]
-    assert from_tokenizer_json(json.dumps(spec))._pretokenize.model.word_split is not None
-    _check_same(json.dumps(spec), texts)
-    vocab = spec["model"]["vocab"]
-    for token in ("d", "\u2581e"):
-        vocab.setdefault(token, len(vocab))
-    vocab["d\u2581e"] = len(vocab)
-    spec["model"]["merges"][:0] = [["\u2581", "e"], ["d", "\u2581e"]]
-    assert from_tokenizer_json(json.dumps(spec))._pretokenize.model.word_split is None
-    hf = Tokenizer.from_str(json.dumps(spec))
-    assert any("d\u2581e" in hf.encode(text).tokens for text in texts)       # (the merge is met)
-    _check_same(json.dumps(spec), texts)
+
+    def cut(text_file: str) -> str:
+        """Where the words are cut: the compiled scanner's rule, or whether the Python split is on."""
+        pretokenize = from_tokenizer_json(text_file)._pretokenize
+        if engine == "compiled":
+            return pretokenize.char_words_args[2]
+        return "none" if pretokenize.model.word_split is None else "after_word"
+
+    with _engine(engine):
+        assert cut(json.dumps(spec)) == "after_word"
+        _check_same(json.dumps(spec), texts)
+        vocab = spec["model"]["vocab"]
+        for token in ("d", "\u2581e"):
+            vocab.setdefault(token, len(vocab))
+        vocab["d\u2581e"] = len(vocab)
+        spec["model"]["merges"][:0] = [["\u2581", "e"], ["d", "\u2581e"]]
+        assert cut(json.dumps(spec)) == "none"
+        hf = Tokenizer.from_str(json.dumps(spec))
+        assert any("d\u2581e" in hf.encode(text).tokens for text in texts)       # (the merge is met)
+        _check_same(json.dumps(spec), texts)

@@ -21,7 +21,7 @@ from ..hf_json import _byte_to_char
 from .patterns import compiled_pattern
 from .pre_tokenizers import metaspace_options
 
-__all__ = ["DECODERS", "Decoder", "byte_level_bytes", "decoder_from_json", "needs_token_strings"]
+__all__ = ["DECODERS", "Decoder", "byte_level_bytes", "decoder_from_json", "joined_decoder", "needs_token_strings"]
 
 
 def _text(spec: dict[str, Any], key: str, component: str, default: Any = None) -> Any:
@@ -300,3 +300,73 @@ def needs_token_strings(decoder: Decoder) -> bool:
     """Whether decoding must run the chain over token strings: all but ByteLevel alone, whose text the core's
     byte join gives (see the module's docstring)."""
     return not isinstance(decoder, ByteLevel)
+
+
+# Stand-ins in the joined text of `joined_decoder`: a byte token's byte (U+F0000 + byte), and the break of a
+# run of byte tokens by a token whose string maps to nothing (U+F0100); in Unicode's private plane 15.
+_BYTE_MARK = 0xF0000
+_RUN_BREAK = chr(0xF0100)
+_MARKS = re.compile("[\U000F0000-\U000F00FF]+")
+_ANY_MARK = re.compile("[\U000F0000-\U000F0100]")
+_MARK_TO_LATIN1 = {_BYTE_MARK + byte: byte for byte in range(256)}
+
+
+def _flatten(decoder: Decoder) -> list[Decoder]:
+    if isinstance(decoder, Sequence):
+        return [step for inner in decoder.decoders for step in _flatten(inner)]
+    return [decoder]
+
+
+def joined_decoder(decoder: Decoder, strings: dict[int, str]) -> Callable[[list[int]], str] | None:
+    """Decoding by a table, for a chain of the shape per-token steps (Replace, Strip), then ByteFallback or
+    not, then Fuse, then any steps on the one fused string (Llama 2's, Mistral's, Phi-3's): each id's string
+    is mapped once, here, and a decode joins the mapped strings in C -- the chain's text exactly, since every
+    step before Fuse maps each token alone. A byte token joins as a stand-in character, and each run of
+    them is then decoded as ByteFallback decodes it (a token mapping to "" breaks a run there, as in HF).
+    `strings`: id -> token string. None for other chains, and where a token's string holds a stand-in."""
+    steps = _flatten(decoder)
+    fuse = next((i for i, step in enumerate(steps) if isinstance(step, Fuse)), None)
+    if fuse is None:
+        return None
+    before, after = steps[:fuse], steps[fuse + 1:]
+    byte_fallback = bool(before) and isinstance(before[-1], ByteFallback)
+    per_token = before[:-1] if byte_fallback else before
+    if not all(isinstance(step, (Replace, Strip)) for step in per_token):
+        return None
+    mapped: dict[int, str] = {}
+    for token_id, token in strings.items():
+        for step in per_token:
+            token, = step.decode_chain([token])
+        if _ANY_MARK.search(token):
+            return None
+        if byte_fallback and len(token) == 6 and (found := _BYTE_TOKEN.fullmatch(token)) is not None:
+            token = chr(_BYTE_MARK + int(found.group(1), 16))
+        elif byte_fallback and not token:
+            token = _RUN_BREAK
+        mapped[token_id] = token
+    lookup = mapped.__getitem__
+
+    texts: dict[str, str] = {}      # a run's stand-ins -> its text (the same characters' bytes recur)
+
+    def run_text(found: re.Match[str]) -> str:
+        marks = found.group()
+        text = texts.get(marks)
+        if text is None:
+            run = marks.translate(_MARK_TO_LATIN1).encode("latin-1")
+            try:
+                text = run.decode("utf-8")
+            except UnicodeDecodeError:
+                text = "\ufffd" * len(run)
+            if len(texts) >= 1 << 16:      # (bounded, whatever the ids are)
+                texts.clear()
+            texts[marks] = text
+        return text
+
+    def decode(ids: list[int]) -> str:
+        text = "".join(map(lookup, ids))
+        if byte_fallback and _ANY_MARK.search(text):
+            text = _MARKS.sub(run_text, text).replace(_RUN_BREAK, "")
+        for step in after:
+            text = "".join(step.decode_chain([text]))
+        return text
+    return decode

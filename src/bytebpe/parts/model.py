@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .. import _core
+from .. import _core, _pretokenize
 from ..file_formats import TokenizerJsonError, shortened
 from ..hf_json import _byte_to_char
 from .fields import field
@@ -248,6 +248,21 @@ class BPEModel:
             if left_text and right_text.startswith(mark) and not left_text.endswith(mark):
                 return None
         return re.compile(f"(?<=[^{mark}])(?={mark})").split
+
+    def word_scanner(self, split_mark: str | None) -> _pretokenize.Scanner | None:
+        """The compiled scanner of this character-level model's words (_char_words.h): runs of its characters,
+        cut where `word_split` cuts (or before every `split_mark`: Metaspace's split), and each byte of a
+        character it lacks a piece that is that byte's <0xXX> token -- HF's ids, with the pieces merged in the
+        core without the GIL. None where that does not hold: a byte-level model, ignore_merges (a whole word
+        that is a token wins over its characters), or a byte without its <0xXX> token (a character holding it
+        becomes the unk token, which no byte piece is); `cut_unknown` serves those."""
+        if self.byte_level or self.ignore_merges or len(self.fallback_ids) < 256:
+            return None
+        if split_mark is not None:
+            mark, rule = split_mark, "every"
+        else:
+            mark, rule = "\u2581", "none" if self.word_split is None else "after_word"
+        return _pretokenize.Scanner.char_words("".join(sorted(self.characters)), mark, rule)
 
     def _check_merges_of_cut_ids(self, pairs: list[tuple[int, int]]) -> None:
         cut = set(self.fallback_ids.values()) | ({self.unk_id} if self.unk_id is not None else set())

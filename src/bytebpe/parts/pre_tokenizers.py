@@ -255,10 +255,15 @@ class Metaspace(PreTokenizerStep):
     def __init__(self, spec: dict[str, Any]) -> None:
         self.replacement, self.prepend_scheme, self.split_pieces = metaspace_options(spec, "pre_tokenizer Metaspace")
 
-    def split(self, piece: str) -> Pieces:
+    def prepared(self, piece: str) -> str:
+        """The piece with its spaces replaced, and the replacement put first with the "always" scheme."""
         piece = piece.replace(" ", self.replacement)
         if self.prepend_scheme == "always" and not piece.startswith(self.replacement):
             piece = self.replacement + piece
+        return piece
+
+    def split(self, piece: str) -> Pieces:
+        piece = self.prepared(piece)
         if not self.split_pieces:
             return [piece]
         replacement = self.replacement
