@@ -42,8 +42,8 @@ if SANITIZE:
 elif DEBUG:
     compile_args = ["-O0", "-g", "-D_GLIBCXX_ASSERTIONS"]
 else:
-    # -g0 after Python's own CFLAGS (which carry -g): no debug info in release builds. The four extensions
-    # measured 7.9 MB with it (_core 3.3 MB), 1.2 MB without (_core 0.47 MB); the wheel 5.06 -> 2.45 MB.
+    # -g0 after Python's own CFLAGS (which carry -g): no debug info in release builds. The four extensions of
+    # then measured 7.9 MB with it (_core 3.3 MB), 1.2 MB without (_core 0.47 MB); the wheel 5.06 -> 2.45 MB.
     compile_args = ["-O3", "-g0"]
 compile_args.append("-std=c++17")
 
@@ -56,12 +56,12 @@ extensions = [
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
-    for name in ("_pretokenize", "_core", "_train", "_textio")
+    for name in ("_pretokenize", "_core", "_train", "_textio", "_load")
 ]
 
-# The four extensions are translated by Cython and compiled side by side, one per usable core up to four (a
+# The extensions are translated by Cython and compiled side by side, one per usable core up to four (a
 # build's own `-j N` overrides the compile's): pip installs, the wheel test and CI wait for the largest one,
-# not for all four in turn.
+# not for all of them in turn.
 BUILD_JOBS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 

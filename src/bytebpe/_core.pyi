@@ -41,7 +41,7 @@ class MergeTable:
     @staticmethod
     def from_pair_merges(
         mergeable_ranks: Mapping[bytes, int],
-        merges: Iterable[tuple[int, int]],
+        merges: Iterable[tuple[int, int]] | bytes,
         ignore_merges: bool = ...,
         detect_token_rank: bool = ...,
     ) -> MergeTable: ...

@@ -735,7 +735,7 @@ cdef class MergeTable:
         """A table that merges by pair rank, as HF `tokenizers`' BPE model does.
 
         `mergeable_ranks` maps token bytes to token ids; `merges` lists (left id, right id) pairs in
-        priority order: merge i has rank i, and its result is the token of left's bytes followed by right's
+        priority order (a list, or a bytes of native uint32 pairs): merge i has rank i, and its result is the token of left's bytes followed by right's
         (ValueError when there is none). A pair listed twice keeps its last rank, as HF's map does. With
         `ignore_merges`, a piece that is itself a token is that token (HF's option); without it, a piece is
         always merged, and only the tokens the merges make from their own bytes are found whole.
@@ -751,11 +751,24 @@ cdef class MergeTable:
         cdef vector[Rank] lefts, rights, results
         cdef vector[uint8_t] joined     # the two tokens' bytes, one after the other
         cdef const uint8_t* blob
-        for i, pair in enumerate(merges):
-            try:
-                left, right = pair
-            except (TypeError, ValueError):
-                raise ValueError(f"merge {i} must be a (left id, right id) pair, got {pair!r}") from None
+        cdef uint32_t packed_pair[2]
+        # `merges` as bytes: native uint32 (left, right) pairs (what _load.merge_pair_ids makes of a file's).
+        cdef bint packed = type(merges) is bytes
+        if not packed:
+            merges = list(merges)
+        elif len(merges) % 8:
+            raise ValueError(f"merges as bytes must be whole uint32 pairs, got {len(merges)} bytes")
+        cdef Py_ssize_t count = len(merges) // 8 if packed else len(merges)
+        for i in range(count):
+            if packed:
+                memcpy(packed_pair, PyBytes_AS_STRING(merges) + 8 * i, 8)
+                left, right = packed_pair[0], packed_pair[1]
+            else:
+                pair = merges[i]
+                try:
+                    left, right = pair
+                except (TypeError, ValueError):
+                    raise ValueError(f"merge {i} must be a (left id, right id) pair, got {pair!r}") from None
             for token in (left, right):
                 if token < 0 or token > table.max_rank or table.token_len[token] < 0:
                     raise ValueError(f"merge {i} ({left}, {right}) names id {token}, which is not a token")

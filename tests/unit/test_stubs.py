@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-COMPILED_MODULES = ["bytebpe._core", "bytebpe._pretokenize", "bytebpe._train", "bytebpe._textio"]
+COMPILED_MODULES = ["bytebpe._core", "bytebpe._pretokenize", "bytebpe._train", "bytebpe._textio", "bytebpe._load"]
 ALLOWLIST = Path(__file__).resolve().parents[1] / "stubtest-allowlist.txt"
 
 

@@ -21,13 +21,14 @@ byte-fallback or unk tokens, and for byte-level files an `unk_token` with bytes 
 """
 from __future__ import annotations
 
+import array
 import functools
 import itertools
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .. import _core, _pretokenize
+from .. import _core, _load, _pretokenize
 from ..file_formats import TokenizerJsonError, shortened
 from ..hf_json import _byte_to_char
 from .fields import field
@@ -45,6 +46,7 @@ WORD_END = b"\xff"
 
 # GPT-2's byte characters -> the bytes they stand for, as Latin-1 characters; every other character below 256
 # -> one Latin-1 cannot encode (U+FFFF), so that encoding a translated token fails unless it is all bytes.
+_BYTE_CHARS = "".join(_byte_to_char())
 _TO_LATIN1 = {**{code: 0xFFFF for code in range(256)},
               **{ord(char): byte for byte, char in enumerate(_byte_to_char())}}
 
@@ -132,10 +134,12 @@ class BPEModel:
         pairs = _merge_pairs(merges, self.vocab, self.decode_only)
         self.word_split: Callable[[str], list[str]] | None = None
         if not byte_level:
-            self._check_merges_of_cut_ids(pairs)
-            self.word_split = self._word_split(pairs)
+            listed = array.array("I", pairs)
+            self._check_merges_of_cut_ids(listed)
+            self.word_split = self._word_split(listed)
         try:
-            self.table = _core.MergeTable.from_pair_merges(self.token_ids, prefix_merges + pairs, self.ignore_merges)
+            self.table = _core.MergeTable.from_pair_merges(self.token_ids, _packed(prefix_merges) + pairs,
+                                                           self.ignore_merges)
         except ValueError as error:
             _merge_pairs_one_by_one(merges, self.vocab)     # names the merge whose result is not a token
             raise TokenizerJsonError(f"{component}: {error}") from None
@@ -146,11 +150,14 @@ class BPEModel:
     # ---- byte-level --------------------------------------------------------------------------------
 
     def _byte_level_tokens(self) -> None:
-        # Each byte character becomes its byte, anything else a character Latin-1 cannot encode: one C-level
-        # translate and encode per token. A token ending in the end_of_word_suffix ends in WORD_END instead.
+        # Each byte character becomes its byte (compiled: `_load.byte_level_tokens`); with an end_of_word_suffix
+        # here, anything else a character Latin-1 cannot encode, one C-level translate and encode per token, and
+        # a token ending in the suffix ends in WORD_END instead.
         to_latin1 = _TO_LATIN1
         suffix = self.end_of_word_suffix
-        for token, token_id in self.vocab.items():
+        if not suffix:
+            self.token_ids, self.decode_only = _load.byte_level_tokens(self.vocab, _BYTE_CHARS)
+        for token, token_id in self.vocab.items() if suffix else ():
             try:
                 if suffix and token.endswith(suffix) and len(token) > len(suffix):
                     data = token[:-len(suffix)].translate(to_latin1).encode("latin-1") + WORD_END
@@ -229,7 +236,7 @@ class BPEModel:
         # One merge per (prefix, byte) pair, whichever character listed it first.
         return list(dict.fromkeys(merges))
 
-    def _word_split(self, pairs: list[tuple[int, int]]) -> Callable[[str], list[str]] | None:
+    def _word_split(self, pairs: array.array[int]) -> Callable[[str], list[str]] | None:
         """A cut of a piece before each "▁" that follows another character, when no token can span such a
         point (else None); the model's ids are the same on the parts as on the whole, and the parts are
         words, which the piece cache knows (a SentencePiece-style file hands the model whole texts).
@@ -242,11 +249,11 @@ class BPEModel:
         mark = "\u2581"
         if self.ignore_merges or mark not in self.characters:
             return None
-        strings = {token_id: token for token, token_id in self.vocab.items()}
-        for left, right in pairs:
-            left_text, right_text = strings.get(left, ""), strings.get(right, "")
-            if left_text and right_text.startswith(mark) and not left_text.endswith(mark):
-                return None
+        # (`pairs`: left, right, left, right, ... ids; in C-level loops: 61k merges took 15 ms as a Python loop)
+        starting = {token_id for token, token_id in self.vocab.items() if token.startswith(mark)}
+        other_end = {token_id for token, token_id in self.vocab.items() if token and not token.endswith(mark)}
+        if any(map(other_end.__contains__, itertools.compress(pairs[0::2], map(starting.__contains__, pairs[1::2])))):
+            return None
         return re.compile(f"(?<=[^{mark}])(?={mark})").split
 
     def word_scanner(self, split_mark: str | None) -> _pretokenize.Scanner | None:
@@ -264,11 +271,10 @@ class BPEModel:
             mark, rule = "\u2581", "none" if self.word_split is None else "after_word"
         return _pretokenize.Scanner.char_words("".join(sorted(self.characters)), mark, rule)
 
-    def _check_merges_of_cut_ids(self, pairs: list[tuple[int, int]]) -> None:
+    def _check_merges_of_cut_ids(self, pairs: array.array[int]) -> None:
         cut = set(self.fallback_ids.values()) | ({self.unk_id} if self.unk_id is not None else set())
-        for left, right in pairs:
-            if left in cut or right in cut:
-                raise TokenizerJsonError("model BPE: a merge of a byte-fallback or unk token is not supported")
+        if not cut.isdisjoint(pairs):
+            raise TokenizerJsonError("model BPE: a merge of a byte-fallback or unk token is not supported")
 
     def cut_unknown(self, pieces: list[str], split: Callable[[str], list[str]] | None = None) -> list[str | int]:
         """The pieces with each character that is not a token cut out as HF's BPE treats it (see the module's
@@ -363,34 +369,26 @@ def _check_vocab_entries(vocab: dict[Any, Any]) -> None:
         owner[token_id] = token
 
 
-def _merge_pairs(merges: list[Any], vocab: dict[str, int], decode_only: dict[int, bytes]) -> list[tuple[int, int]]:
-    """The merges as (left id, right id), leaving out those of tokens that only decode (no piece ever holds
-    their parts); a malformed merge, or one naming a string that is not in the vocabulary, is an error naming
-    it. In bulk; one by one (`_merge_pairs_one_by_one`) only to name what is wrong. (Whether a merge of
-    tokens the core makes gives a token is for the table to check.)"""
+def _merge_pairs(merges: list[Any], vocab: dict[str, int], decode_only: dict[int, bytes]) -> bytes:
+    """The merges as native uint32 (left id, right id) pairs (`_load.merge_pair_ids`, compiled: the largest
+    part of a load in Python), leaving out those of tokens that only decode (no piece ever holds their
+    parts); a malformed merge, or one naming a string that is not in the vocabulary, is an error naming it
+    (`_merge_pairs_one_by_one`). (Whether a merge of tokens the core makes gives a token is for the table
+    to check; for the merges left out, here.)"""
     try:
-        # In C-level loops (map, set, zip): 151k merges took ~0.15 s as a Python loop.
-        kinds = set(map(type, merges))
-        if kinds == {str}:      # "a b", as older files write them
-            parts = [merge.split(" ") for merge in merges]
-        elif kinds == {list}:   # ["a", "b"]
-            parts = merges
-        else:
-            raise TypeError("a merge of another shape")
-        if merges and set(map(len, parts)) != {2}:
-            raise ValueError("a merge of another length")
-        ids = list(map(vocab.__getitem__, itertools.chain.from_iterable(parts)))   # KeyError: a name not in it
-        pairs = list(zip(ids[0::2], ids[1::2]))
-        # Whether each merge makes a token: the caller's table checks it for the merges of tokens it makes,
-        # here for the others.
-        if decode_only and not all(left + right in vocab for (left, right), (left_id, right_id) in zip(parts, pairs)
-                                   if left_id in decode_only or right_id in decode_only):
-            raise KeyError("a merge makes no token")
-    except (KeyError, TypeError, ValueError):
-        pairs = _merge_pairs_one_by_one(merges, vocab)
-    if decode_only:
-        pairs = [(left, right) for left, right in pairs if left not in decode_only and right not in decode_only]
-    return pairs
+        packed, left_out = _load.merge_pair_ids(merges, vocab, decode_only)
+        for index in left_out:
+            left, right = merges[index].split(" ") if isinstance(merges[index], str) else merges[index]
+            if left + right not in vocab:
+                raise KeyError("a merge makes no token")
+    except (KeyError, TypeError, ValueError, OverflowError):
+        pairs = _merge_pairs_one_by_one(merges, vocab)      # raises, naming the merge that is wrong
+        return _packed([(left, right) for left, right in pairs if left not in decode_only and right not in decode_only])
+    return packed
+
+
+def _packed(pairs: list[tuple[int, int]]) -> bytes:
+    return array.array("I", itertools.chain.from_iterable(pairs)).tobytes()
 
 
 def _merge_pairs_one_by_one(merges: list[Any], vocab: dict[str, int]) -> list[tuple[int, int]]:

@@ -1,0 +1,6 @@
+from collections.abc import Container
+from typing import Any
+
+def merge_pair_ids(merges: list[Any], vocab: dict[str, int],
+                   skipped_ids: Container[int]) -> tuple[bytes, list[int]]: ...
+def byte_level_tokens(vocab: dict[str, int], byte_chars: str) -> tuple[dict[bytes, int], dict[int, bytes]]: ...
