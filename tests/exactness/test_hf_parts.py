@@ -275,3 +275,17 @@ def test_words_are_cut_apart_only_where_no_merge_joins_across(engine):
         hf = Tokenizer.from_str(json.dumps(spec))
         assert any("d\u2581e" in hf.encode(text).tokens for text in texts)       # (the merge is met)
         _check_same(json.dumps(spec), texts)
+
+
+@pytest.mark.parametrize("behavior", BEHAVIORS)
+def test_an_inverted_split_by_a_pattern_that_matches_everywhere_runs_on_the_compiled_scanner(behavior):
+    """Inverted, a Split's delimiters are the text between its matches, of which a pattern that matches at
+    every position leaves none: with any behaviour but Contiguous (which joins runs of matches), its pieces
+    are its matches (OLMo 2's file), which the compiled scanner cuts."""
+    pattern = {"Regex": SPLIT_PATTERNS[0]["Regex"]}
+    text_file = _file(_trained("byte-level"), None, _sequence([
+        {"type": "Split", "pattern": pattern, "behavior": behavior, "invert": True},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]),
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}, [])
+    assert from_tokenizer_json(text_file).pretokenizer == ("regex" if behavior == "Contiguous" else "compiled")
+    _check_same(text_file, _sample_text()[:40] + ["", " ", "a  b\n\n c", "日本語 ok!!", "x\u2581y 12 345"])

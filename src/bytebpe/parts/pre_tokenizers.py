@@ -397,14 +397,20 @@ class PreTokenizer:
         return self.spec
 
     def _single_split(self) -> str | None:
-        """The Oniguruma pattern of steps that are one Isolated Split by a regex, then ByteLevel without prefix
-        space or regex (the shape the compiled scanners can cut), else None."""
+        """The Oniguruma pattern of steps that are one Split by a regex whose pieces are its matches, then
+        ByteLevel without prefix space or regex (the shape the compiled scanners can cut), else None.
+
+        Its pieces are its matches when the Split is Isolated, or inverted with any behaviour but Contiguous
+        (which joins runs of matches): a scanner's pattern matches at every position (pattern_compiler.py
+        refuses any other), so it leaves no text between its matches, and inverted, those gaps are the only
+        delimiters the other behaviours act on (OLMo 2's file: cl100k's pattern, Removed, inverted)."""
         if len(self.steps) != 2:
             return None
         split, last = self.steps
         if not isinstance(last, ByteLevel) or last.use_regex or last.add_prefix_space:
             return None
-        if not isinstance(split, Split) or split.behavior != "Isolated" or split.invert \
+        if not isinstance(split, Split) or not (split.behavior == "Isolated" or
+                                                 (split.invert and split.behavior != "Contiguous")) \
                 or "Regex" not in split.pattern:
             return None
         return split.pattern["Regex"]
