@@ -4,6 +4,7 @@ of an unknown character a piece of its own. Compared here with the rule written 
 it leads to are compared with HF's in tests/exactness/test_hf_parts.py and test_real_files.py."""
 from __future__ import annotations
 
+import json
 import pickle
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bytebpe._pretokenize import PatternKind, Scanner
+from bytebpe.hf_import import from_tokenizer_json
 
 MARK = "\u2581"
 KNOWN = MARK + "abcdeé日😀 ."
@@ -107,3 +109,38 @@ def test_bad_arguments_are_refused_naming_them():
         Scanner.char_words("ab", "▁▁", "none")
     with pytest.raises(ValueError, match="made by Scanner.char_words"):
         Scanner(PatternKind.CHAR_WORDS)
+
+
+def _llama_style_file() -> str:
+    """A small SentencePiece-style tokenizer.json of Llama 2's shape: byte fallback, Prepend and Replace."""
+    vocab = {"<unk>": 0, **{f"<0x{byte:02X}>": 1 + byte for byte in range(256)}}
+    for token in ["▁", "a", "b", "c", "é", "日", "▁a", "ab", "▁ab", "bc", "▁▁"]:
+        vocab[token] = len(vocab)
+    merges = [["▁", "a"], ["a", "b"], ["▁a", "b"], ["b", "c"], ["▁", "▁"]]
+    return json.dumps({
+        "version": "1.0", "added_tokens": [], "truncation": None, "padding": None, "post_processor": None,
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
+        "pre_tokenizer": None,
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"},
+            {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True, "vocab": vocab,
+                  "merges": merges}})
+
+
+def test_a_sentencepiece_style_file_encodes_through_the_scanner_as_hf_does():
+    """The scanner's pieces through the core, whole texts and batches on threads (the sanitizer run's
+    case for _char_words.h), against HF."""
+    tokenizers = pytest.importorskip("tokenizers")
+    text_file = _llama_style_file()
+    enc = from_tokenizer_json(text_file)
+    hf = tokenizers.Tokenizer.from_str(text_file)
+    assert enc._pretokenize.kind == PatternKind.CHAR_WORDS
+    texts = ["ab abc", "  a\nb\tc日x😂", "é" * 300 + " ab" * 500, "", "▁", "\n" * 70, "Ωa b ab  c"] * 20
+    expected = [hf.encode(text, add_special_tokens=False).ids for text in texts]
+    assert [enc.encode(text) for text in texts] == expected
+    assert enc.encode_batch(texts, num_threads=2) == expected
+    flat, offsets = enc.encode_batch_to_numpy(texts, num_threads=2)
+    assert [flat[start:end].tolist() for start, end in zip(offsets[:-1], offsets[1:])] == expected
+    assert [enc.decode(ids) for ids in expected] == [hf.decode(ids) for ids in expected]
