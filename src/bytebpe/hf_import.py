@@ -666,7 +666,19 @@ class TokenizerJsonEncoding(Encoding):
 
     def _encode_with_offsets(self, text: str, allowed_special: Any, disallowed_special: Any, as_numpy: bool) -> Any:
         """Encoding's, with the offsets trimmed as the file's ByteLevel post-processor trims them
-        (``trim_offsets``), so that they equal HF's ``Encoding.offsets``."""
+        (``trim_offsets``), so that they equal HF's ``Encoding.offsets``. Where the file's parts move the
+        text's characters (`FileParts.offsets_issue`) and the ids' bytes do not line up with the text, the
+        ValueError names the part."""
+        try:
+            return self._offsets_of(text, allowed_special, disallowed_special, as_numpy)
+        except ValueError as error:
+            issue = self.file_parts.offsets_issue
+            if issue is None or not str(error).startswith("the ids are not this text's"):
+                raise
+            raise ValueError(f"offsets of {self.name!r} for this text are not supported yet: {issue} (under "
+                             "bytebpe.hf.patch_transformers, HF's own object gives them)") from None
+
+    def _offsets_of(self, text: str, allowed_special: Any, disallowed_special: Any, as_numpy: bool) -> Any:
         if self.prefix_ids or self.suffix_ids:
             # The post-processor's ids come from no character of the text: HF gives them (0, 0).
             unwrapped = self._unwrapped_encoding()

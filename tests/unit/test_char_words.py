@@ -144,3 +144,9 @@ def test_a_sentencepiece_style_file_encodes_through_the_scanner_as_hf_does():
     flat, offsets = enc.encode_batch_to_numpy(texts, num_threads=2)
     assert [flat[start:end].tolist() for start, end in zip(offsets[:-1], offsets[1:])] == expected
     assert [enc.decode(ids) for ids in expected] == [hf.decode(ids) for ids in expected]
+
+
+def test_offsets_through_a_normalizer_that_moves_characters_are_refused_naming_it():
+    enc = from_tokenizer_json(_llama_style_file())
+    with pytest.raises(ValueError, match="not supported yet: the normalizer Prepend moves characters"):
+        enc.encode_with_offsets("ab c")
