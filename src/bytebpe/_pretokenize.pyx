@@ -973,7 +973,6 @@ _compiled_scanners = {}
 _COMPILED_SCANNERS_KEPT = 64
 
 
-@cython.final
 cdef int _set_char_words(Scanner scanner, str characters, str mark, str mark_rule) except -1:
     """Fill a CHAR_WORDS scanner's spec: the bit set of `characters`, the mark and its rule."""
     if mark_rule not in MARK_RULES:
@@ -994,6 +993,7 @@ cdef int _set_char_words(Scanner scanner, str characters, str mark, str mark_rul
     return 0
 
 
+@cython.final
 cdef class Scanner:
     """The compiled equivalent of tiktoken's split by a pattern (``find_iter``), with the oracle's character
     classes (see the module docstring): a hand-written scanner for a known pattern (R50K, CL100K, O200K; the
