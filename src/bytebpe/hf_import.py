@@ -39,7 +39,8 @@ from .atomic_write import write_bytes_atomically
 from .encoding import Encoding, _special_token_regex
 from .file_formats import (NESTED_TOO_DEEPLY, TokenizerJsonError, recognise, recognise_document, shortened,
                            wrong_format)
-from .parts.decoders import Decoder, byte_level_bytes, decoder_from_json, joined_decoder, needs_token_strings
+from .parts.decoders import (Decoder, JoinedDecoder, byte_level_bytes, decoder_from_json, joined_decoder,
+                             needs_token_strings)
 from .parts.fields import field as _field
 from .parts.model import WORD_END, BPEModel, check_model_type, model_from_json
 from .parts.normalizers import normalizer_from_json, unicode_form
@@ -538,12 +539,19 @@ class _TokenStrings:
         self.decoder = decoder
         self.strings = {token_id: token for token, token_id in model.vocab.items()}
         self.strings.update((token.id, token.decoded) for token in tokens)
-        self._joined: Callable[[list[int]], str] | None | bool = False     # made at the first decode
+        self._joined: JoinedDecoder | None | bool = False     # made at the first decode
+
+    def joined(self) -> JoinedDecoder | None:
+        """The decoder's table (`joined_decoder`), None where the chain is not of its shape."""
+        joined = self._joined
+        if joined is False:
+            joined = self._joined = joined_decoder(self.decoder, self.strings)
+        return joined       # type: ignore[return-value]
 
     def __call__(self, ids: list[int]) -> str:
         joined = self._joined
         if joined is False:
-            joined = self._joined = joined_decoder(self.decoder, self.strings)
+            joined = self.joined()
         if joined is not None:
             return joined(ids)      # type: ignore[operator]
         strings = self.strings

@@ -263,3 +263,80 @@ def test_decode_stream_gives_hfs_chunks(pair_of) -> None:
         prefill = streams[0][:3]
         want_stream, got_stream = HFDecodeStream(prefill, skip), bytebpe.hf.DecodeStream(prefill, skip)
         assert [got_stream.step(ours, i) for i in streams[0][3:]] == [want_stream.step(hf, i) for i in streams[0][3:]]
+
+
+# The files whose stream decodes in C (`_Pipeline.stream_tokens`): byte-level ones, and Llama 2-style tables.
+# The rest (CLIP's and ChatGLM3's decoders, Tortoise's and pix2tex's, which have no decoder) step by decode.
+STREAMS_BY_DECODE = {"tortoise.tokenizer.json", "pix2tex.tokenizer.json", "chatglm3.tokenizer.json",
+                     "clip.tokenizer.json"}
+
+
+def test_a_streams_compiled_decode_is_hfs_decode(pair_of, request) -> None:
+    """The table a stream decodes by gives HF's decode of any ids (split characters, byte tokens, specials,
+    ids that are no token), with and without skip_special_tokens."""
+    import random
+
+    hf, ours = pair_of
+    name = request.node.callspec.id
+    table = ours._pipeline.stream_tokens()
+    assert (table is None) == (name in STREAMS_BY_DECODE), name
+    if table is None:
+        return
+    rng = random.Random(60)
+    size = hf.get_vocab_size()
+    specials = list(hf.get_added_tokens_decoder())
+    bytes_ = [i for i in (hf.token_to_id(f"<0x{b:02X}>") for b in range(256)) if i is not None]
+    for _ in range(300):
+        ids = [rng.choice(specials) if specials and rng.random() < 0.1 else
+               rng.choice(bytes_) if bytes_ and rng.random() < 0.3 else
+               size + rng.randrange(5) if rng.random() < 0.02 else rng.randrange(size)
+               for _ in range(rng.randrange(12))]
+        for skip in (False, True):
+            assert table.text_of(ids, skip) == hf.decode(ids, skip_special_tokens=skip), (ids, skip)
+
+
+def test_a_stream_follows_its_tokenizer_as_it_changes(pair_of) -> None:
+    """Tokens added mid-stream, HF's own tokenizer stepped with, a copy taken mid-stream: HF's chunks."""
+    from tokenizers.decoders import DecodeStream as HFDecodeStream
+
+    hf, ours = pair_of
+    hf, ours = copy.deepcopy(hf), copy.deepcopy(ours)
+    ids = hf.encode(TEXTS[6] + TEXTS[7] + TEXTS[0]).ids
+    want_stream, got_stream = HFDecodeStream(), bytebpe.hf.DecodeStream()
+    half = len(ids) // 2
+    want = [want_stream.step(hf, i) for i in ids[:half]]
+    got = [got_stream.step(ours, i) for i in ids[:half]]
+    hf.add_tokens(["zqxj-new"])
+    ours.add_tokens(["zqxj-new"])
+    new_id = hf.token_to_id("zqxj-new")
+    want_twin, got_twin = copy.copy(want_stream), copy.copy(got_stream)
+    rest = ids[half:] + [new_id] + ids[:3]
+    want += [want_stream.step(hf, i) for i in rest]
+    got += [got_stream.step(ours, i) for i in rest]
+    assert got == want
+    # (the copy goes on from where it was taken, by HF's own tokenizer's decode)
+    assert [got_twin.step(hf, i) for i in rest] == [want_twin.step(hf, i) for i in rest]
+    assert got_stream.step(ours, ids[:4]) == want_stream.step(hf, ids[:4])      # (several ids at once)
+
+
+def test_a_stream_refuses_what_is_not_an_id_and_goes_on() -> None:
+    """HF's TypeError for what is not an id, and the stream as it was; a stream is not pickled (nor HF's)."""
+    entry = next(entry for entry in _entries() if entry.name == "llama3.tokenizer.json")
+    path = _path(entry)
+    hf, ours = tokenizers.Tokenizer.from_file(str(path)), bytebpe.hf.Tokenizer.from_file(path)
+    from tokenizers.decoders import DecodeStream as HFDecodeStream
+
+    ids = hf.encode("日本語 text").ids
+    want_stream, got_stream = HFDecodeStream(), bytebpe.hf.DecodeStream()
+    for bad in (-1, 1 << 32, 1.0, "7", [1, -2], None):     # (HF's TypeError for each; the stream goes on)
+        with pytest.raises(TypeError):
+            HFDecodeStream().step(hf, bad)
+        with pytest.raises(TypeError, match="takes an id"):
+            got_stream.step(ours, bad)
+    for good in (True, (1, 2), [3]):                          # (bools and tuples are ids to HF too)
+        assert bytebpe.hf.DecodeStream().step(ours, good) == HFDecodeStream().step(hf, good)
+    with pytest.raises(TypeError, match="takes a tokenizer"):
+        got_stream.step(object(), ids[0])
+    assert [got_stream.step(ours, i) for i in ids] == [want_stream.step(hf, i) for i in ids]
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(got_stream)

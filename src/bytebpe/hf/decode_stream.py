@@ -1,81 +1,54 @@
 """`tokenizers.decoders.DecodeStream`: text of a stream of ids, a chunk as soon as it is whole.
 
-HF's rule (tokenizers/src/tokenizer/mod.rs, `step_decode_stream`), kept exactly: the ids since the last chunk
-are decoded with the ids before them (the *prefix*, which makes a decoder that looks at a token's neighbours
-decode it as it would in the whole text); a chunk is what the decode adds to the prefix's text, given once that
-text is longer (in UTF-8 bytes) than the prefix's and does not end in U+FFFD (an incomplete character). A
-decode that does not start with the prefix's text is HF's `InvalidPrefix` error.
+HF's rule is kept exactly by the compiled `_core.HFStream` (its docstring states it); this class says what a
+tokenizer decodes by: a byte-level bytebpe tokenizer (a `bytebpe.hf.Tokenizer`, or a transformers
+tokenizer's backend under the patch) by the core's token bytes, in C; any other by its own
+``decode(ids, skip_special_tokens)``.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from .. import _core
+from .._core import DecodeStreamError
+
 __all__ = ["DecodeStream", "DecodeStreamError"]
 
 
-class DecodeStreamError(ValueError):
-    """A stream's text no longer starts with what it already gave (HF's InvalidPrefix)."""
-
-
-class DecodeStream:
+class DecodeStream(_core.HFStream):
     """`step(tokenizer, id_or_ids)` gives the new text, or None while it is not whole. `tokenizer`: a
     `bytebpe.hf.Tokenizer`, a transformers tokenizer's backend, or anything with HF's
     ``decode(ids, skip_special_tokens)``."""
 
-    __slots__ = ("_ids", "_prefix", "_prefix_index", "skip_special_tokens")
+    __slots__ = ()
 
     def __init__(self, ids: Sequence[int] | None = None, skip_special_tokens: bool = False) -> None:
-        self.skip_special_tokens = bool(skip_special_tokens)
-        self._ids: list[int] = _checked_ids(ids) if ids is not None else []
-        self._prefix = ""
-        self._prefix_index = 0
+        super().__init__(None if ids is None else self._ids_of(ids), bool(skip_special_tokens))
 
-    def step(self, tokenizer: Any, id: int | Sequence[int]) -> str | None:
-        new_ids = [id] if isinstance(id, int) and not isinstance(id, bool) else _checked_ids(id)
-        decode = _decoder_of(tokenizer)
-        skip = self.skip_special_tokens
-        ids = self._ids
-        if not self._prefix and ids:
-            prefix = decode(ids, skip)
-            if not prefix.endswith("\ufffd"):
-                self._prefix = prefix
-                self._prefix_index = len(ids)
-        ids += new_ids
-        text = decode(ids, skip)
-        prefix = self._prefix
-        if text.endswith("\ufffd") or len(text.encode("utf-8", "surrogatepass")) <= \
-                len(prefix.encode("utf-8", "surrogatepass")):
-            return None
-        if not text.startswith(prefix):
-            raise DecodeStreamError(f"Invalid prefix encountered while decoding stream. Token ID: {ids[-1]}, "
-                                    f"Expected prefix: '{prefix}', Actual string: '{text}'")
-        chunk = text[len(prefix):]
-        new_index = len(ids) - self._prefix_index
-        del ids[:self._prefix_index]
-        self._prefix = decode(ids, skip)
-        self._prefix_index = new_index
-        return chunk
+    @staticmethod
+    def _ids_of(ids: Any) -> list[Any]:
+        """The ids of a step's or the constructor's argument: one id, or a sequence of them (each checked by
+        the core, which raises HF's TypeError for what is not one)."""
+        if hasattr(ids, "__index__"):
+            return [ids]
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) and not hasattr(ids, "tolist"):
+            raise TypeError(f"DecodeStream.step takes an id (an int from 0 to 2**32 - 1) or a list of them, got "
+                            f"{type(ids).__name__}")
+        return list(ids.tolist() if hasattr(ids, "tolist") else ids)
+
+    @staticmethod
+    def _source_of(tokenizer: Any) -> tuple[Any, _core.StreamTokens | None, Any]:
+        """(the tokenizer's key, its StreamTokens or None, its decode): see `_core.HFStream`."""
+        fast = getattr(tokenizer, "_rebuild", None)      # an AcceleratedBackend: its bytebpe tokenizer
+        inner = fast() if fast is not None else tokenizer
+        decode = getattr(inner, "decode", None)
+        if decode is None:
+            raise TypeError(f"DecodeStream.step takes a tokenizer, got {type(tokenizer).__name__}")
+        pipeline = getattr(inner, "_pipeline", None)
+        stream_tokens = getattr(pipeline, "stream_tokens", None)
+        key = getattr(tokenizer, "_pipeline", None)
+        return key, stream_tokens() if stream_tokens is not None and key is pipeline else None, decode
 
     def __repr__(self) -> str:
         return f"DecodeStream(skip_special_tokens={self.skip_special_tokens})"
-
-
-def _checked_ids(ids: Any) -> list[int]:
-    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
-        raise TypeError(f"DecodeStream takes an id or a list of ids, got {type(ids).__name__}")
-    out = list(ids)
-    for token_id in out:
-        if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
-            raise TypeError(f"DecodeStream takes ids (ints >= 0), got {token_id!r}")
-    return out
-
-
-def _decoder_of(tokenizer: Any) -> Any:
-    fast = getattr(tokenizer, "_rebuild", None)      # an AcceleratedBackend: its bytebpe tokenizer
-    if fast is not None:
-        tokenizer = fast()
-    decode = getattr(tokenizer, "decode", None)
-    if decode is None:
-        raise TypeError(f"DecodeStream.step takes a tokenizer, got {type(tokenizer).__name__}")
-    return decode

@@ -51,6 +51,9 @@ class AcceleratedBackend:
         object.__setattr__(self, "_fast", None)
         object.__setattr__(self, "_as_text_twin", None)
         object.__setattr__(self, "_dirty", True)
+        # The pipeline bytebpe's tokenizer decodes by, None while the HF object has changed since: what a
+        # DecodeStream checks at each step (bytebpe.hf.decode_stream).
+        object.__setattr__(self, "_pipeline", None)
         self._rebuild()                     # (TokenizerJsonError when bytebpe cannot serve the file)
 
     # ---- bytebpe's tokenizer, made again when the HF object's file changes ----
@@ -73,6 +76,7 @@ class AcceleratedBackend:
                 object.__setattr__(self, "_built_from", text)
                 object.__setattr__(self, "_as_text_twin", None)
                 fast = made
+            object.__setattr__(self, "_pipeline", fast._pipeline)
             return fast
 
     def _offsets_of(self, text: str, special_as_text: bool) -> tuple[list[int], list[tuple[int, int]],
@@ -104,7 +108,7 @@ class AcceleratedBackend:
             self._rebuild().encode_special_tokens = value
             return
         setattr(self._hf, name, value)      # (a part: bytebpe's tokenizer is made again at the next call)
-        object.__setattr__(self, "_dirty", True)
+        self._mark_changed()
 
     def add_tokens(self, tokens: Any) -> int:
         return self._change("add_tokens", tokens)
@@ -114,8 +118,12 @@ class AcceleratedBackend:
 
     def _change(self, method: str, tokens: Any) -> int:
         added = int(getattr(self._hf, method)(tokens))
-        object.__setattr__(self, "_dirty", True)
+        self._mark_changed()
         return added
+
+    def _mark_changed(self) -> None:
+        object.__setattr__(self, "_pipeline", None)
+        object.__setattr__(self, "_dirty", True)
 
     # The HF object's settings are bytebpe's: transformers reads them back to decide what to set.
     def __repr__(self) -> str:

@@ -21,7 +21,8 @@ from ..hf_json import _byte_to_char
 from .patterns import compiled_pattern
 from .pre_tokenizers import metaspace_options
 
-__all__ = ["DECODERS", "Decoder", "byte_level_bytes", "decoder_from_json", "joined_decoder", "needs_token_strings"]
+__all__ = ["DECODERS", "Decoder", "JoinedDecoder", "byte_level_bytes", "decoder_from_json", "joined_decoder",
+           "needs_token_strings"]
 
 
 def _text(spec: dict[str, Any], key: str, component: str, default: Any = None) -> Any:
@@ -317,7 +318,7 @@ def _flatten(decoder: Decoder) -> list[Decoder]:
     return [decoder]
 
 
-def joined_decoder(decoder: Decoder, strings: dict[int, str]) -> Callable[[list[int]], str] | None:
+def joined_decoder(decoder: Decoder, strings: dict[int, str]) -> JoinedDecoder | None:
     """Decoding by a table, for a chain of the shape per-token steps (Replace, Strip), then ByteFallback or
     not, then Fuse, then any steps on the one fused string (Llama 2's, Mistral's, Phi-3's): each id's string
     is mapped once, here, and a decode joins the mapped strings in C -- the chain's text exactly, since every
@@ -333,23 +334,37 @@ def joined_decoder(decoder: Decoder, strings: dict[int, str]) -> Callable[[list[
     per_token = before[:-1] if byte_fallback else before
     if not all(isinstance(step, (Replace, Strip)) for step in per_token):
         return None
-    mapped: dict[int, str] = {}
-    for token_id, token in strings.items():
-        for step in per_token:
-            token, = step.decode_chain([token])
-        if _ANY_MARK.search(token):
-            return None
-        if byte_fallback and len(token) == 6 and (found := _BYTE_TOKEN.fullmatch(token)) is not None:
-            token = chr(_BYTE_MARK + int(found.group(1), 16))
-        elif byte_fallback and not token:
-            token = _RUN_BREAK
-        mapped[token_id] = token
-    lookup = mapped.__getitem__
+    tokens = list(strings.values())
+    for step in per_token:      # (each maps every token alone: one call over all of them)
+        tokens = step.decode_chain(tokens)
+    if _ANY_MARK.search("".join(tokens)):
+        return None
+    mapped = dict(zip(strings, tokens))
+    if byte_fallback:
+        for token_id, token in mapped.items():
+            if len(token) == 6 and (found := _BYTE_TOKEN.fullmatch(token)) is not None:
+                mapped[token_id] = chr(_BYTE_MARK + int(found.group(1), 16))
+            elif not token:
+                mapped[token_id] = _RUN_BREAK
+    return JoinedDecoder(mapped, byte_fallback, after)
 
-    texts: dict[str, str] = {}      # a run's stand-ins -> its text (the same characters' bytes recur)
 
-    def run_text(found: re.Match[str]) -> str:
+class JoinedDecoder:
+    """`joined_decoder`'s table: `mapped` (id -> its string after the per-token steps; a byte token's as its
+    stand-in character, U+F0000 + its byte, and with ByteFallback a token of no text as U+F0100, which
+    breaks a run of them), whether runs of byte tokens decode as ByteFallback's, and the steps on the fused
+    string (`_core.StreamTokens` reads the same table)."""
+
+    def __init__(self, mapped: dict[int, str], byte_fallback: bool, after: list[Decoder]) -> None:
+        self.mapped = mapped
+        self.byte_fallback = byte_fallback
+        self.after = after
+        self._lookup = mapped.__getitem__
+        self._texts: dict[str, str] = {}    # a run's stand-ins -> its text (the same characters' bytes recur)
+
+    def _run_text(self, found: re.Match[str]) -> str:
         marks = found.group()
+        texts = self._texts
         text = texts.get(marks)
         if text is None:
             run = marks.translate(_MARK_TO_LATIN1).encode("latin-1")
@@ -362,11 +377,16 @@ def joined_decoder(decoder: Decoder, strings: dict[int, str]) -> Callable[[list[
             texts[marks] = text
         return text
 
-    def decode(ids: list[int]) -> str:
-        text = "".join(map(lookup, ids))
-        if byte_fallback and _ANY_MARK.search(text):
-            text = _MARKS.sub(run_text, text).replace(_RUN_BREAK, "")
-        for step in after:
+    def __call__(self, ids: list[int]) -> str:
+        text = "".join(map(self._lookup, ids))
+        if self.byte_fallback and _ANY_MARK.search(text):
+            text = _MARKS.sub(self._run_text, text).replace(_RUN_BREAK, "")
+        for step in self.after:
             text = "".join(step.decode_chain([text]))
         return text
-    return decode
+
+    def strips(self) -> list[tuple[str, int, int]] | None:
+        """The steps on the fused string as (content, start, stop), where all are Strips; else None."""
+        if not all(isinstance(step, Strip) for step in self.after):
+            return None
+        return [(step.content, step.start, step.stop) for step in self.after if isinstance(step, Strip)]
