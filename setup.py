@@ -56,7 +56,7 @@ extensions = [
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
-    for name in ("_pretokenize", "_core", "_train", "_textio", "_load")
+    for name in ("_pretokenize", "_core", "_decode_streams", "_train", "_textio", "_load")
 ]
 
 # The extensions are translated by Cython and compiled side by side, one per usable core up to four (a

@@ -8,7 +8,8 @@
 from typing import TYPE_CHECKING
 
 # The compiled core is imported unconditionally: there is no pure-Python fallback to fall into silently.
-from ._core import DecodeStream, InvalidTokenError
+from ._core import InvalidTokenError
+from ._decode_streams import DecodeStream
 from ._version import __version__
 from .encoding import Encoding, PieceCacheInfo, load
 from .file_formats import TokenizerFileError

@@ -144,3 +144,10 @@ cdef class MergeTable:
     cdef bint _maybe_token(self, uint64_t h) noexcept nogil
     cdef object current_piece_cache(self)
     cdef int _set_piece_cache(self, Py_ssize_t max_bytes) except -1
+
+
+# What other compiled modules read of a CoreBPE (`core`: one, checked by the caller); in _core.pyx.
+cdef Py_ssize_t core_check_id(object core, object token) except -1
+cdef int core_append_token(object core, Py_ssize_t token, vector[uint8_t]& buffer) except -1
+cdef bint core_has_token(object core, Py_ssize_t token) except -1
+cdef list core_token_texts(object core)

@@ -769,9 +769,10 @@ cdef class MergeTable:
                     left, right = pair
                 except (TypeError, ValueError):
                     raise ValueError(f"merge {i} must be a (left id, right id) pair, got {pair!r}") from None
-            for token in (left, right):
-                if token < 0 or token > table.max_rank or table.token_len[token] < 0:
-                    raise ValueError(f"merge {i} ({left}, {right}) names id {token}, which is not a token")
+            if left < 0 or left > table.max_rank or table.token_len[left] < 0:
+                raise ValueError(f"merge {i} ({left}, {right}) names id {left}, which is not a token")
+            if right < 0 or right > table.max_rank or table.token_len[right] < 0:
+                raise ValueError(f"merge {i} ({left}, {right}) names id {right}, which is not a token")
             blob = table.blob.data()
             joined.assign(blob + table.token_start[left], blob + table.token_start[left] + table.token_len[left])
             joined.insert(joined.end(), blob + table.token_start[right],
@@ -3231,4 +3232,26 @@ cdef class _identity_findall:
         return self.pieces
 
 
-include "_decode_streams.pxi"
+
+# ---- what other compiled modules read of a CoreBPE (declared in _core.pxd) -------------------------------
+# `core` is a CoreBPE (their callers check it once): the decode streams (_decode_streams.pyx) step on these.
+
+cdef Py_ssize_t core_check_id(object core, object token) except -1:
+    return (<CoreBPE>core)._check_id(token)
+
+
+cdef int core_append_token(object core, Py_ssize_t token, vector[uint8_t]& buffer) except -1:
+    return (<CoreBPE>core)._append_token(token, buffer)
+
+
+cdef bint core_has_token(object core, Py_ssize_t token) except -1:
+    cdef CoreBPE checked = <CoreBPE>core
+    return (0 <= token <= checked.table.max_rank and checked.table.token_len[token] >= 0) \
+        or token in checked.special_bytes
+
+
+cdef list core_token_texts(object core):
+    cdef CoreBPE checked = <CoreBPE>core
+    if checked.token_texts is None:
+        checked.token_texts = [None] * (max(checked.table.max_rank, max(checked.special_bytes, default=-1)) + 1)
+    return checked.token_texts

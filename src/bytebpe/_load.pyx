@@ -8,8 +8,10 @@ split and look up in Python; here each merge costs a substring and two dict look
 vocabulary's tokens become the bytes their characters stand for.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.unicode cimport PyUnicode_Substring
-from libc.stdint cimport uint32_t
+from libc.stdint cimport uint8_t, uint32_t
+from libcpp.vector cimport vector
 
 cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
@@ -93,3 +95,29 @@ def byte_level_tokens(dict vocab not None, str byte_chars not None):
             continue
         decode_only[token_id] = (<str>token).encode("utf-8", "surrogatepass")
     return token_ids, decode_only
+
+
+def vocab_size(dict vocab not None):
+    """One more than the largest id of `vocab` (0 when empty) where its ids are ints (not bools) from 0 to
+    2**31 - 2, each given once; else None (the caller then names the entry that is wrong). One pass over the
+    ids and a byte per id up to the largest."""
+    cdef long long largest = -1, value
+    cdef int overflow = 0
+    cdef vector[uint8_t] seen
+    for token_id in vocab.values():
+        if type(token_id) is not int:
+            return None
+        value = PyLong_AsLongLongAndOverflow(token_id, &overflow)
+        if overflow or value < 0 or value >= 2**31 - 1:
+            return None
+        if value > largest:
+            largest = value
+    if largest >= 4 * len(vocab) + (1 << 20):     # (sparse ids: a set rather than a byte per id)
+        return largest + 1 if len(set(vocab.values())) == len(vocab) else None
+    seen.assign(largest + 1, 0)
+    for token_id in vocab.values():
+        value = PyLong_AsLongLongAndOverflow(token_id, &overflow)
+        if seen[value]:
+            return None
+        seen[value] = 1
+    return largest + 1

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal, NamedTuple, NoReturn, Protocol
 
-from . import _core, batching
+from . import _core, _decode_streams, batching
 from .budgets import longest_fitting_prefix
 from ._core import MAX_TOKEN_ID, InvalidTokenError
 from ._pretokenize import Scanner as _Scanner
@@ -712,14 +712,14 @@ class Encoding:
                                                   disallowed_special=disallowed_special)
         return (offsets[1:] - offsets[:-1]).tolist()
 
-    def decode_stream(self, *, errors: str = "replace", skip_special_tokens: bool = False) -> _core.DecodeStream:
+    def decode_stream(self, *, errors: str = "replace", skip_special_tokens: bool = False) -> _decode_streams.DecodeStream:
         """An incremental decoder of ids as a model emits them: `step(id or ids)` returns the characters they
         complete, `flush()` what is left (`bytebpe.DecodeStream`)."""
         if not isinstance(errors, str):
             raise TypeError(f"errors must be a str naming an error handler, got {type(errors).__name__}")
         self._refuse_byte_decoding("decode_stream")
         skipped = frozenset(self._special_tokens.values()) if skip_special_tokens else None
-        return _core.DecodeStream(self._core, errors, skipped)
+        return _decode_streams.DecodeStream(self._core, errors, skipped)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8,
                               max_tokens: int | None = None) -> list[list[int]]:

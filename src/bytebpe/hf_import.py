@@ -448,7 +448,7 @@ class _OffsetTrim:
             return None
         import numpy as np  # (only for a file that trims offsets)
 
-        size = 1 + max([*model.ids, *(token.id for token in tokens)], default=0)
+        size = max(model.n_vocab, 1 + max((token.id for token in tokens), default=0))
         leading, trailing = np.zeros(size, np.int64), np.zeros(size, np.int64)
         for data, token_id in model.token_ids.items():     # byte characters: only the space byte is a space
             leading[token_id] = len(data) - len(data.lstrip(b" "))
@@ -630,9 +630,9 @@ class TokenizerJsonEncoding(Encoding):
         normalize = normalizer_from_json(spec.get("normalizer"))
         tokens = _added_tokens(spec.get("added_tokens", []), model, normalize)
         before, after = post_processor_ids(processor) if add_special_tokens else ([], [])
-        known_ids = {*model.ids, *(token.id for token in tokens)}
+        added_ids = {token.id for token in tokens}
         for token_id in before + after:
-            if token_id not in known_ids:
+            if token_id not in added_ids and token_id not in model.ids:
                 raise TokenizerJsonError(f"post_processor: id {token_id} is neither in the vocabulary nor an added "
                                          "token (bytebpe could not decode it)")
         pretokenize = pre_tokenizer.pretokenize

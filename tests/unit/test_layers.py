@@ -21,7 +21,7 @@ PACKAGE = CHECKOUT / "src" / "bytebpe" if (CHECKOUT / "src" / "bytebpe").is_dir(
 # Lowest first. A module may import modules of its own layer or below, never above.
 LAYERS: list[tuple[str, set[str]]] = [
     ("formats, tables and the compiled core: no Encoding, no network", {
-        "_version", "_bundled_digests", "_core", "_load", "_pretokenize", "_textio", "_train", "_reference",
+        "_version", "_bundled_digests", "_core", "_decode_streams", "_load", "_pretokenize", "_textio", "_train", "_reference",
         "atomic_write", "batching", "budgets", "bundled", "encoded_documents", "file_formats", "hf_json", "interrupts",
         "models", "pattern_compiler", "patterns", "pretokenizer", "progress", "readers", "serialization",
         "parts", "parts._char_tables", "parts.chars", "parts.fields", "parts.patterns", "parts.normalizers", "parts.pre_tokenizers",

@@ -1,4 +1,4 @@
-"""`_core.StreamTokens`: the decode a `bytebpe.hf.DecodeStream` runs in C at each step. It must be the
+"""`_decode_streams.StreamTokens`: the decode a `bytebpe.hf.DecodeStream` runs in C at each step. It must be the
 decode it stands for on any ids: for a byte-level core, the tokens' bytes as Python's (and Rust's
 from_utf8_lossy) "replace" decoding gives them; for a table, `parts.decoders.JoinedDecoder`'s text. Both are
 held to HF in tests/exactness/test_hf_surface.py on the real files; here on generated ids, bytes that no
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytebpe
-from bytebpe import _core
+from bytebpe import _decode_streams
 from bytebpe.parts.decoders import decoder_from_json, joined_decoder
 from tests.unit.test_joined_decoder import CHAINS, STRINGS
 
@@ -18,7 +18,7 @@ TOKEN, SPECIAL, NO_TOKEN = 0, 1, 2      # (the STREAM_* kinds)
 
 
 @pytest.fixture(scope="module")
-def bytes_core() -> _core.CoreBPE:
+def bytes_core() -> object:
     """A core whose tokens are the 256 bytes, then "日" (256) and the special "<s>" (257)."""
     ranks = {bytes([i]): i for i in range(256)}
     ranks["日".encode()] = 256
@@ -29,14 +29,14 @@ def bytes_core() -> _core.CoreBPE:
 @given(ids=st.lists(st.integers(0, 260), max_size=24), skip=st.booleans())
 def test_a_cores_tokens_decode_as_replace_decoding_of_their_bytes(bytes_core, ids, skip) -> None:
     kinds = bytearray([TOKEN] * 257 + [SPECIAL])
-    table = _core.StreamTokens(kinds, bytes_core)
+    table = _decode_streams.StreamTokens(kinds, bytes_core)
     kept = [i for i in ids if i < 257 or (i == 257 and not skip)]
     data = b"".join(b"<s>" if i == 257 else "日".encode() if i == 256 else bytes([i]) for i in kept)
     assert table.text_of(ids, skip) == data.decode("utf-8", "replace")
 
 
 def test_ill_formed_bytes_become_one_replacement_per_maximal_subpart(bytes_core) -> None:
-    table = _core.StreamTokens(bytearray([TOKEN] * 258), bytes_core)
+    table = _decode_streams.StreamTokens(bytearray([TOKEN] * 258), bytes_core)
     for data in (b"\xe6\x97", b"\xe6\x97A", b"\xed\xa0\x80", b"\xf0\x8f\x80\x80", b"\xf4\x90\x80", b"\xc0\xaf",
                  b"\xf0\x9f\x98", b"\x80\x80", b"\xff\xfe", b"a\xe6\x97\xa5\xe6"):
         assert table.text_of(list(data)) == data.decode("utf-8", "replace"), data
@@ -52,7 +52,7 @@ def test_a_table_decodes_as_the_joined_decoder(chain, ids) -> None:
     if strips is None:      # ("no-bytes" ends in a Replace: a stream decodes it by the chain)
         return
     kinds = bytearray([TOKEN] * len(STRINGS))
-    table = _core.StreamTokens(kinds, texts=joined.mapped, strips=[
+    table = _decode_streams.StreamTokens(kinds, texts=joined.mapped, strips=[
         (content.encode(), start, stop) for content, start, stop in strips])
     known = [i for i in ids if i in STRINGS]        # (40 is no token: dropped, as HF drops it)
     assert table.text_of(ids) == joined(known)
@@ -63,18 +63,18 @@ def test_a_strip_cuts_whole_characters_and_nothing_where_the_cuts_cross(bytes_co
     for strips, ids, want in (([("é".encode(), 1, 0)], [0], "éa"), ([("é".encode(), 5, 0)], [0], "a"),
                               ([("é".encode(), 1, 1)], [1], ""), ([(b" ", 0, 2)], [0, 2, 2, 2], "ééa "),
                               ([(b" ", 1, 0), ("é".encode(), 1, 0)], [2, 0], "éa")):
-        assert _core.StreamTokens(bytearray(3), texts=texts, strips=strips).text_of(ids) == want
+        assert _decode_streams.StreamTokens(bytearray(3), texts=texts, strips=strips).text_of(ids) == want
 
 
 def test_what_is_no_table_is_refused(bytes_core) -> None:
     with pytest.raises(ValueError, match="a core or texts"):
-        _core.StreamTokens(bytearray(2))
+        _decode_streams.StreamTokens(bytearray(2))
     with pytest.raises(TypeError, match="is a str"):
-        _core.StreamTokens(bytearray(2), texts={0: b"x"})
+        _decode_streams.StreamTokens(bytearray(2), texts={0: b"x"})
     with pytest.raises(ValueError, match="a strip is"):
-        _core.StreamTokens(bytearray(2), texts={0: "x"}, strips=[(b"", 1, 0)])
+        _decode_streams.StreamTokens(bytearray(2), texts={0: "x"}, strips=[(b"", 1, 0)])
     with pytest.raises(TypeError, match="takes an id"):
-        _core.StreamTokens(bytearray(258), bytes_core).text_of([-1])
+        _decode_streams.StreamTokens(bytearray(258), bytes_core).text_of([-1])
 
 
 def test_a_stream_is_stepped_by_one_caller_at_a_time() -> None:

@@ -6,7 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-COMPILED_MODULES = ["bytebpe._core", "bytebpe._pretokenize", "bytebpe._train", "bytebpe._textio", "bytebpe._load"]
+COMPILED_MODULES = ["bytebpe._core", "bytebpe._pretokenize", "bytebpe._train", "bytebpe._textio", "bytebpe._load",
+                    "bytebpe._decode_streams"]
 ALLOWLIST = Path(__file__).resolve().parents[1] / "stubtest-allowlist.txt"
 
 

@@ -1,6 +1,6 @@
 """`tokenizers.decoders.DecodeStream`: text of a stream of ids, a chunk as soon as it is whole.
 
-HF's rule is kept exactly by the compiled `_core.HFStream` (its docstring states it); this class says what a
+HF's rule is kept exactly by the compiled `_decode_streams.HFStream` (its docstring states it); this class says what a
 tokenizer decodes by: a byte-level bytebpe tokenizer (a `bytebpe.hf.Tokenizer`, or a transformers
 tokenizer's backend under the patch) by the core's token bytes, in C; any other by its own
 ``decode(ids, skip_special_tokens)``.
@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import _core
-from .._core import DecodeStreamError
+from .. import _decode_streams
+from .._decode_streams import DecodeStreamError
 
 __all__ = ["DecodeStream", "DecodeStreamError"]
 
 
-class DecodeStream(_core.HFStream):
+class DecodeStream(_decode_streams.HFStream):
     """`step(tokenizer, id_or_ids)` gives the new text, or None while it is not whole. `tokenizer`: a
     `bytebpe.hf.Tokenizer`, a transformers tokenizer's backend, or anything with HF's
     ``decode(ids, skip_special_tokens)``."""
@@ -38,8 +38,8 @@ class DecodeStream(_core.HFStream):
         return list(ids.tolist() if hasattr(ids, "tolist") else ids)
 
     @staticmethod
-    def _source_of(tokenizer: Any) -> tuple[Any, _core.StreamTokens | None, Any]:
-        """(the tokenizer's key, its StreamTokens or None, its decode): see `_core.HFStream`."""
+    def _source_of(tokenizer: Any) -> tuple[Any, _decode_streams.StreamTokens | None, Any]:
+        """(the tokenizer's key, its StreamTokens or None, its decode): see `_decode_streams.HFStream`."""
         fast = getattr(tokenizer, "_rebuild", None)      # an AcceleratedBackend: its bytebpe tokenizer
         inner = fast() if fast is not None else tokenizer
         decode = getattr(inner, "decode", None)

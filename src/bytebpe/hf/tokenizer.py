@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .. import _core
+from .. import _decode_streams
 from .. import encoding as _bytebpe_encoding
 from ..atomic_write import write_bytes_atomically
 from ..file_formats import TokenizerJsonError
@@ -138,19 +138,19 @@ class _Pipeline:
         # HF's own offsets and word ids of a text, where bytebpe cannot give them: (text, specials as text)
         # -> (ids, offsets, word ids). Set by bytebpe.hf.accelerate, which has HF's tokenizer at hand.
         self.oracle: Callable[[str, bool], tuple[list[int], list[tuple[int, int]], list[int | None]]] | None = None
-        self._stream_tokens: _core.StreamTokens | None | bool = False     # (made at the first DecodeStream step)
+        self._stream_tokens: _decode_streams.StreamTokens | None | bool = False     # (made at the first DecodeStream step)
 
-    def stream_tokens(self) -> _core.StreamTokens | None:
-        """What a DecodeStream decodes by in C (`_core.StreamTokens`): the core's token bytes, each id's kind;
+    def stream_tokens(self) -> _decode_streams.StreamTokens | None:
+        """What a DecodeStream decodes by in C (`_decode_streams.StreamTokens`): the core's token bytes, each id's kind;
         None where this file's decoder is not the join of the tokens' bytes (its own decoder runs)."""
         made = self._stream_tokens
         if made is False:
             made = self._stream_tokens = self._new_stream_tokens()
         return made     # type: ignore[return-value]
 
-    def _new_stream_tokens(self) -> _core.StreamTokens | None:
+    def _new_stream_tokens(self) -> _decode_streams.StreamTokens | None:
         enc = self.encoding
-        kinds = _core.stream_token_kinds(enc._core, enc.n_vocab)     # (n_vocab: one more than the last id)
+        kinds = _decode_streams.stream_token_kinds(enc._core, enc.n_vocab)     # (n_vocab: one more than the last id)
         if kinds.count(0) != len(self.strings):     # (the core decodes ids HF has no token for: drop them)
             kinds = bytearray(b"\x02") * (1 + max(self.strings, default=-1))    # (STREAM_NO_TOKEN)
             for token_id in self.strings:
@@ -158,13 +158,13 @@ class _Pipeline:
         for token_id in self.special_ids:
             kinds[token_id] = 1                                             # (STREAM_SPECIAL)
         if enc._decode_text is None:
-            return _core.StreamTokens(kinds, enc._core)
+            return _decode_streams.StreamTokens(kinds, enc._core)
         joined = enc._decode_text.joined() if isinstance(enc._decode_text, _TokenStrings) else None
         strips = None if joined is None else joined.strips()
         if joined is None or strips is None:
             return None
         try:
-            return _core.StreamTokens(kinds, texts=joined.mapped, strips=[
+            return _decode_streams.StreamTokens(kinds, texts=joined.mapped, strips=[
                 (content.encode("utf-8"), start, stop) for content, start, stop in strips])
         except UnicodeEncodeError:      # (a token holding a lone surrogate: its decode stays the chain's)
             return None

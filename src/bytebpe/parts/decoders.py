@@ -353,7 +353,7 @@ class JoinedDecoder:
     """`joined_decoder`'s table: `mapped` (id -> its string after the per-token steps; a byte token's as its
     stand-in character, U+F0000 + its byte, and with ByteFallback a token of no text as U+F0100, which
     breaks a run of them), whether runs of byte tokens decode as ByteFallback's, and the steps on the fused
-    string (`_core.StreamTokens` reads the same table)."""
+    string (`_decode_streams.StreamTokens` reads the same table)."""
 
     def __init__(self, mapped: dict[int, str], byte_fallback: bool, after: list[Decoder]) -> None:
         self.mapped = mapped

@@ -112,13 +112,11 @@ class BPEModel:
         self.unk_token = field(spec, "unk_token", (str, type(None)), component, None)
         vocab = field(spec, "vocab", dict, component)
         merges = field(spec, "merges", list, component)
-        ids = list(vocab.values())
-        if not (all(type(token_id) is int for token_id in ids) and len(set(ids)) == len(ids)
-                and (not ids or (min(ids) >= 0 and max(ids) < 2**31 - 1))):
+        n_vocab = _load.vocab_size(vocab)
+        if n_vocab is None:
             _check_vocab_entries(vocab)     # raises, naming the first entry that is wrong
         self.vocab: dict[str, int] = dict(vocab)
-        self.ids = frozenset(ids)
-        self.n_vocab = 1 + max(ids, default=-1)
+        self.n_vocab: int = n_vocab      # type: ignore[assignment]
         self.token_ids: dict[bytes, int] = {}
         self.decode_only: dict[int, bytes] = {}
         self.unk_id: int | None = None
@@ -146,6 +144,11 @@ class BPEModel:
 
     def to_json(self) -> dict[str, Any]:
         return self.spec
+
+    @functools.cached_property
+    def ids(self) -> frozenset[int]:
+        """The vocabulary's ids (made when first asked: few loads need them)."""
+        return frozenset(self.vocab.values())
 
     # ---- byte-level --------------------------------------------------------------------------------
 

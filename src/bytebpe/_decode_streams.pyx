@@ -1,6 +1,22 @@
-# Streaming decode, two contracts: `DecodeStream` (tiktoken-style: whole characters as soon as their bytes
-# are in) and `HFStream` (`tokenizers.decoders.DecodeStream`'s rule, for bytebpe.hf). Both read the core's
-# token bytes; neither shares state with another stream.
+# cython: language_level=3
+# distutils: language = c++
+"""Streaming decode, two contracts: `DecodeStream` (tiktoken-style: whole characters as soon as their bytes
+are in; `Encoding.decode_stream()`) and `HFStream` (`tokenizers.decoders.DecodeStream`'s rule, for
+bytebpe.hf). Both read token bytes from a `_core.CoreBPE` through the C-level functions `_core.pxd`
+declares; neither shares state with another stream.
+"""
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.ref cimport PyObject
+from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.string cimport memcmp
+from libcpp.vector cimport vector
+
+from bytebpe._core cimport core_append_token, core_check_id, core_has_token, core_token_texts
+
+from ._core import CoreBPE
 
 cdef extern from "Python.h":
     object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
@@ -57,20 +73,20 @@ cdef class DecodeStream:
     UnicodeDecodeError); with `skip_special_tokens`, the ids of special tokens give no text. An id that is
     no token raises as `Encoding.decode` does, and the stream is left as it was before that step.
     """
-    cdef CoreBPE core
+    cdef object core                    # a CoreBPE
     cdef vector[uint8_t] buffer         # the bytes of an unfinished character (at most 3 after each step)
     cdef bytes errors_utf8
     cdef frozenset skipped
     cdef list texts                     # the core's token_texts
     cdef readonly str errors
 
-    def __cinit__(self, CoreBPE core not None, str errors not None, frozenset skipped=None):
+    def __cinit__(self, core not None, str errors not None, frozenset skipped=None):
         import codecs
+        if not isinstance(core, CoreBPE):
+            raise TypeError(f"DecodeStream takes a CoreBPE, got {type(core).__name__}")
         codecs.lookup_error(errors)     # LookupError now for an unknown handler, not at the first bad byte
         self.core = core
-        if core.token_texts is None:
-            core.token_texts = [None] * (max(core.table.max_rank, max(core.special_bytes, default=-1)) + 1)
-        self.texts = core.token_texts
+        self.texts = core_token_texts(core)
         self.errors = errors
         self.errors_utf8 = errors.encode("utf-8")
         self.skipped = skipped if skipped else None
@@ -79,7 +95,7 @@ cdef class DecodeStream:
         """The text of `token` if its bytes are whole characters (then kept in the core's token_texts), else
         False (kept too)."""
         cdef vector[uint8_t] data
-        self.core._append_token(token, data)
+        core_append_token(self.core, token, data)
         try:
             text = PyUnicode_DecodeUTF8(<const char*>data.data(), data.size(), "strict")
         except UnicodeDecodeError:
@@ -104,7 +120,7 @@ cdef class DecodeStream:
         cdef Py_ssize_t token, i, before = self.buffer.size()
         cdef list texts = self.texts
         if type(ids) is int:
-            token = self.core._check_id(ids)
+            token = core_check_id(self.core, ids)
             if self.skipped is not None and ids in self.skipped:
                 return self._take(False)
             if before == 0 and token < PyList_GET_SIZE(texts):
@@ -114,7 +130,7 @@ cdef class DecodeStream:
                     text = self._whole_text(token)
                 if text is not False:
                     return text
-            self.core._append_token(token, self.buffer)
+            core_append_token(self.core, token, self.buffer)
             return self._take(False)
         if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
             if hasattr(ids, "__index__") and not isinstance(ids, bool):
@@ -124,9 +140,9 @@ cdef class DecodeStream:
         try:
             for i in range(PyList_GET_SIZE(tokens)):
                 item = <object>PyList_GET_ITEM(tokens, i)
-                token = self.core._check_id(item)
+                token = core_check_id(self.core, item)
                 if self.skipped is None or token not in self.skipped:
-                    self.core._append_token(token, self.buffer)
+                    core_append_token(self.core, token, self.buffer)
         except BaseException:
             self.buffer.resize(before)     # the stream as it was
             raise
@@ -233,13 +249,13 @@ cdef class StreamTokens:
       and else one U+FFFD per byte (HF's ByteFallback), then `strips` ((content, start, stop) per Strip step
       on the fused string) -- `parts.decoders.JoinedDecoder`.
     `kinds`: one STREAM_* byte per id (a table's byte tokens are made STREAM_BYTE here)."""
-    cdef CoreBPE core
+    cdef object core                    # a CoreBPE, or None
     cdef bytes kinds
     cdef vector[uint8_t] texts          # a table's strings, as UTF-8, one after the other:
     cdef vector[uint32_t] starts        #   id i's at texts[starts[i]:starts[i + 1]]
     cdef list strips
 
-    def __cinit__(self, kinds not None, CoreBPE core=None, dict texts=None, list strips=None):
+    def __cinit__(self, kinds not None, core=None, dict texts=None, list strips=None):
         cdef bytearray marked = bytearray(kinds)
         cdef Py_ssize_t n = len(marked), position = 0, size, token, total = 0
         cdef PyObject* key
@@ -249,6 +265,8 @@ cdef class StreamTokens:
         cdef vector[const char*] data
         if (core is None) == (texts is None):
             raise ValueError("StreamTokens takes a core or texts")
+        if core is not None and not isinstance(core, CoreBPE):
+            raise TypeError(f"StreamTokens takes a CoreBPE, got {type(core).__name__}")
         if texts is not None:
             sizes.assign(n, 0)
             data.assign(n, NULL)
@@ -301,7 +319,7 @@ cdef class StreamTokens:
                 token = ids[i]
                 kind = kinds[token] if token < n_kinds else STREAM_NO_TOKEN
                 if kind == STREAM_TOKEN or (kind == STREAM_SPECIAL and not skip_special):
-                    self.core._append_token(token, raw)
+                    core_append_token(self.core, token, raw)
             _lossy_utf8(raw.data(), raw.size(), out)
             return 0
         texts = self.texts.data()
@@ -334,16 +352,16 @@ cdef class StreamTokens:
         return _utf8_text(out, 0)
 
 
-def stream_token_kinds(CoreBPE core not None, Py_ssize_t n):
-    """A StreamTokens' `kinds` for ids below `n` as the core sees them: STREAM_TOKEN where it has the id's
+def stream_token_kinds(core not None, Py_ssize_t n):
+    """A StreamTokens' `kinds` for ids below `n` as a CoreBPE sees them: STREAM_TOKEN where it has the id's
     bytes, else STREAM_NO_TOKEN (the caller marks the specials, and checks the count against its own)."""
+    if not isinstance(core, CoreBPE):
+        raise TypeError(f"stream_token_kinds takes a CoreBPE, got {type(core).__name__}")
     cdef bytearray kinds = bytearray(n)
     cdef unsigned char* out = kinds
-    cdef MergeTable table = core.table
     cdef Py_ssize_t i
     for i in range(n):
-        out[i] = STREAM_TOKEN if (i <= table.max_rank and table.token_len[i] >= 0) or i in core.special_bytes \
-            else STREAM_NO_TOKEN
+        out[i] = STREAM_TOKEN if core_has_token(core, i) else STREAM_NO_TOKEN
     return kinds
 
 
@@ -442,11 +460,14 @@ cdef class HFStream:
             raise RuntimeError("a DecodeStream is stepped by one thread at a time (HF's: Already borrowed)")
         self.stepping = True
         try:
-            return self._step(tokenizer, id)
-        finally:
+            chunk = self._step(tokenizer, id)
+        except BaseException:
             self.stepping = False
+            raise
+        self.stepping = False
+        return chunk
 
-    cdef object _step(self, object tokenizer, object id):
+    cdef inline object _step(self, object tokenizer, object id):
         cdef Py_ssize_t before = self.ids.size(), new_index, kept = self.prefix.size()
         cdef uint32_t single = 0
         cdef list many = None
