@@ -47,6 +47,8 @@ FORMATS: dict[str, Format] = {
     "token files metadata": Format("the metadata of bytebpe token files", "bytebpe.load_token_files"),
     "vocab.json": Format("a vocab.json / encoder.json (token text -> id) without its merges", None),
     "sentencepiece": Format("a SentencePiece .model", "bytebpe.load_tokenizer"),
+    "gguf": Format("a llama.cpp GGUF file, which bytebpe does not read yet (export the model's tokenizer.json "
+                   "or tokenizer.model from its source repository)", None),
     "binary": Format("a binary file of no tokenizer format bytebpe knows", None),
     "json": Format("a JSON file of no tokenizer format bytebpe knows", None),
     "unknown": Format("not a tokenizer file bytebpe knows (a saved bytebpe encoding, a Hugging Face "
@@ -138,8 +140,11 @@ def recognise(contents: bytes) -> Recognised:
         lines.pop()     # (the sample may end inside it)
     if lines[0] and all(_TIKTOKEN_LINE.fullmatch(line) for line in lines[:3] if line):
         return Recognised("tiktoken")
+    if contents[:4] == b"GGUF":
+        return Recognised("gguf")
     if b"\0" in start or _not_utf8(start):
-        return Recognised("binary")
+        # A SentencePiece ModelProto starts with its first piece (field 1, length-delimited: byte 0x0A).
+        return Recognised("sentencepiece" if contents[:1] == b"\n" else "binary")
     return Recognised("unknown")
 
 

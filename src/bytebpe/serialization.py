@@ -79,7 +79,7 @@ def read_encoding_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise EncodingFileError(f"{label}: {NESTED_TOO_DEEPLY}") from None
     except (ValueError, UnicodeDecodeError) as error:
         found = recognise(contents).kind
-        if found in FORMATS and FORMATS[found].loader:     # a tokenizer file of another format
+        if found in FORMATS and (FORMATS[found].loader or found == "gguf"):     # a tokenizer file of another format
             raise EncodingFileError(wrong_format(label, found, "bytebpe")) from None
         raise EncodingFileError(f"{label}: not a saved bytebpe encoding, or truncated ({error})") from None
     return encoding_arguments(fields, label)

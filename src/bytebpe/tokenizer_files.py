@@ -98,9 +98,8 @@ def load_tokenizer_file(
         except TokenizerJsonError as error:     # (its messages name the component, not the file)
             raise TokenizerJsonError(f"{label}: {error}") from None
         return LoadedTokenizer(kind, encoding)
-    if kind == "binary" and contents[:1] == b"\n":
-        # A SentencePiece ModelProto starts with its first piece (field 1, length-delimited: byte 0x0A). Its
-        # BPE model becomes the HF parts that give sentencepiece's ids (sentencepiece_model.py).
+    if kind == "sentencepiece":
+        # Its BPE model becomes the HF parts that give sentencepiece's ids (sentencepiece_model.py).
         try:
             spec = to_tokenizer_json_spec(read_model_proto(contents))
             return LoadedTokenizer("sentencepiece", TokenizerJsonEncoding._from_json_text(

@@ -468,9 +468,18 @@ def test_files_of_no_tokenizer_format_are_named(tmp_path):
     (tmp_path / "model.spm").write_bytes(b"\n\x0e\n\x05<unk>\x15\x00\x00\x00\x00\x18\x02" * 10)
     with pytest.raises(TokenizerFileError, match="not a valid SentencePiece model file: piece '<unk>' is defined twice"):
         bytebpe.load_tokenizer(tmp_path / "model.spm")
+    # ... and given to the loader of another format, named with the loader that reads it.
+    with pytest.raises(ValueError, match="this is a SentencePiece .model: use bytebpe.load_tokenizer, not "):
+        bytebpe.load(tmp_path / "model.spm")
+    with pytest.raises(ValueError, match="this is a SentencePiece .model: use bytebpe.load_tokenizer, not "):
+        bytebpe.from_tokenizer_json(tmp_path / "model.spm")
     (tmp_path / "blob.bin").write_bytes(bytes(range(256)) * 4)
     with pytest.raises(TokenizerFileError, match="binary file"):
         bytebpe.load_tokenizer(tmp_path / "blob.bin")
+    (tmp_path / "vocab.gguf").write_bytes(b"GGUF\x03\x00\x00\x00" + bytes(64))
+    for load in (bytebpe.load_tokenizer, bytebpe.load, bytebpe.from_tokenizer_json):
+        with pytest.raises(ValueError, match="a llama.cpp GGUF file, which bytebpe does not read yet"):
+            load(tmp_path / "vocab.gguf")
     (tmp_path / "notes.txt").write_text("just some words\n", encoding="utf-8")
     with pytest.raises(TokenizerFileError, match="not a tokenizer file bytebpe knows"):
         bytebpe.load_tokenizer(tmp_path / "notes.txt")
