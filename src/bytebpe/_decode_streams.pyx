@@ -245,9 +245,9 @@ cdef class StreamTokens:
       bytes (HF's ByteLevel decoder);
     - a table (`texts` given: id -> its string after the decoder's per-token steps, as
       `parts.decoders.JoinedDecoder.mapped` holds them: one character U+F0000 + b for a ByteFallback byte
-      token of byte b, U+F0100 for a token of no text): the strings joined, each run of byte tokens as its bytes where they are UTF-8
-      and else one U+FFFD per byte (HF's ByteFallback), then `strips` ((content, start, stop) per Strip step
-      on the fused string) -- `parts.decoders.JoinedDecoder`.
+      token of byte b, U+F0100 for a token of no text): the strings joined, each run of byte tokens as its
+      bytes where they are UTF-8 and else one U+FFFD per byte (HF's ByteFallback), then `strips`
+      ((content, start, stop) per Strip step on the fused string) -- `parts.decoders.JoinedDecoder`.
     `kinds`: one STREAM_* byte per id (a table's byte tokens are made STREAM_BYTE here)."""
     cdef object core                    # a CoreBPE, or None
     cdef bytes kinds
@@ -409,10 +409,11 @@ cdef class HFStream:
     HF's InvalidPrefix (DecodeStreamError).
 
     The decode is the tokenizer's: for a bytebpe tokenizer whose decoder a `StreamTokens` runs (ByteLevel,
-    or a Llama 2-style table) that, here in C; for any other, its ``decode(ids, skip_special_tokens)``. What a tokenizer decodes by is asked of the subclass
-    (`_source_of(tokenizer)` -> (key, StreamTokens or None, decode)) at the first step with it, and again when
-    its key (its ``_pipeline`` attribute, which a bytebpe tokenizer replaces when its parts change) is not
-    the one seen then.
+    or a Llama 2-style table) that, here in C; for any other, its ``decode(ids, skip_special_tokens)``. What
+    a tokenizer decodes by is asked of the subclass (`_source_of(tokenizer)` -> (key, StreamTokens or None,
+    decode)) at the first step with it, and again when its key (its ``_pipeline`` attribute, which a
+    bytebpe tokenizer replaces when its parts change) is not the one seen then. One step at a time: a step
+    begun while another is under way (another thread let in by a Python decode) is a RuntimeError.
     """
     cdef vector[uint32_t] ids           # HF's ids: those since the chunk before last
     cdef Py_ssize_t prefix_index        # ids[:prefix_index] decode to `prefix`

@@ -1,9 +1,9 @@
 """`tokenizers.decoders.DecodeStream`: text of a stream of ids, a chunk as soon as it is whole.
 
-HF's rule is kept exactly by the compiled `_decode_streams.HFStream` (its docstring states it); this class says what a
-tokenizer decodes by: a byte-level bytebpe tokenizer (a `bytebpe.hf.Tokenizer`, or a transformers
-tokenizer's backend under the patch) by the core's token bytes, in C; any other by its own
-``decode(ids, skip_special_tokens)``.
+HF's rule is kept exactly by the compiled `_decode_streams.HFStream` (its docstring states it); this class
+says what a tokenizer decodes by: a bytebpe tokenizer (a `bytebpe.hf.Tokenizer`, or a transformers
+tokenizer's backend under the patch) by its pipeline's `StreamTokens`, in C, where its decoder has one
+(ByteLevel; the Llama 2 chain); any other by its own ``decode(ids, skip_special_tokens)``.
 """
 from __future__ import annotations
 

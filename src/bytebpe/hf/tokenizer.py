@@ -138,11 +138,13 @@ class _Pipeline:
         # HF's own offsets and word ids of a text, where bytebpe cannot give them: (text, specials as text)
         # -> (ids, offsets, word ids). Set by bytebpe.hf.accelerate, which has HF's tokenizer at hand.
         self.oracle: Callable[[str, bool], tuple[list[int], list[tuple[int, int]], list[int | None]]] | None = None
-        self._stream_tokens: _decode_streams.StreamTokens | None | bool = False     # (made at the first DecodeStream step)
+        # (made at the first DecodeStream step)
+        self._stream_tokens: _decode_streams.StreamTokens | None | bool = False
 
     def stream_tokens(self) -> _decode_streams.StreamTokens | None:
-        """What a DecodeStream decodes by in C (`_decode_streams.StreamTokens`): the core's token bytes, each id's kind;
-        None where this file's decoder is not the join of the tokens' bytes (its own decoder runs)."""
+        """What a DecodeStream decodes by in C (`_decode_streams.StreamTokens`): the core's token bytes for a
+        ByteLevel decoder, the decoder's table for a Llama 2-style chain (`JoinedDecoder` ending in Strip
+        steps); None for any other decoder (each step then runs `decode`)."""
         made = self._stream_tokens
         if made is False:
             made = self._stream_tokens = self._new_stream_tokens()
@@ -150,7 +152,7 @@ class _Pipeline:
 
     def _new_stream_tokens(self) -> _decode_streams.StreamTokens | None:
         enc = self.encoding
-        kinds = _decode_streams.stream_token_kinds(enc._core, enc.n_vocab)     # (n_vocab: one more than the last id)
+        kinds = _decode_streams.stream_token_kinds(enc._core, enc.n_vocab)    # (n_vocab: one past the last id)
         if kinds.count(0) != len(self.strings):     # (the core decodes ids HF has no token for: drop them)
             kinds = bytearray(b"\x02") * (1 + max(self.strings, default=-1))    # (STREAM_NO_TOKEN)
             for token_id in self.strings:
