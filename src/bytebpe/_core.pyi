@@ -1,5 +1,5 @@
 """Typed stubs for the compiled core (`_core.pyx`)."""
-from typing import Any, Callable, Iterable, Mapping, Sequence, SupportsIndex, final
+from typing import Any, Callable, Iterable, Mapping, Sequence, final
 
 import numpy as np
 import numpy.typing as npt

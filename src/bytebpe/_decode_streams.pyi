@@ -1,5 +1,6 @@
 """Typed stubs for the compiled decode streams (`_decode_streams.pyx`)."""
-from typing import Any, Iterable, Self, Sequence, SupportsIndex, final
+from collections.abc import Iterable, Sequence
+from typing import Any, Self, SupportsIndex, final
 
 from typing_extensions import disjoint_base
 

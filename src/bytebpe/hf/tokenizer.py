@@ -30,9 +30,9 @@ from ..file_formats import TokenizerJsonError
 from ..hf_import import (
     TokenizerJsonEncoding,
     _AddedTokenSplitter,
-    _TokenStrings,
     _checked_spec,
     _load_json,
+    _TokenStrings,
 )
 from ..parts.post_processors import post_processor_ids
 from .encoding import Encoding, TextRun
