@@ -132,10 +132,14 @@ cdef class MergeTable:
     cdef void _prefetch_merge(self, Rank left, Rank right) noexcept nogil
     cdef const PairMerge* _find_merge(self, Rank left, Rank right) noexcept nogil
     cdef const PairMerge* _first_merge(self, const Rank* ids, const uint8_t* data, Py_ssize_t k) noexcept nogil
+    # Fill a table just built from its tokens with merges (left, right, result ids, in rank order).
+    cdef int _set_pair_merges(self, const vector[Rank]& triples, bint ignore_merges,
+                              bint detect_token_rank) except -1
     cdef int _keep_whole_tokens_of_rule(self) except -1
     cdef bint _is_token_rank_rule(self, vector[uint8_t]& made_whole) except -1
     cdef int _keep_whole_only(self, const vector[uint8_t]& keep) except -1
-    cdef bint _token_rank_split(self, Rank token, Rank* left, Rank* right) except -1
+    cdef bint _token_rank_split(self, Rank token, Rank* left, Rank* right, vector[Py_ssize_t]& start,
+                                vector[Rank]& joined) except -1
     cdef bint _insert(self, Rank rank, uint64_t h) noexcept
     cdef uint64_t _hash_of(self, Py_ssize_t rank) noexcept
     cdef int _check_size(self, Py_ssize_t n_tokens, Py_ssize_t max_rank, Py_ssize_t total_bytes) except -1

@@ -746,9 +746,9 @@ cdef class MergeTable:
         `detect_token_rank=False` keeps the pair-rank rule regardless.
         """
         cdef MergeTable table = MergeTable(mergeable_ranks)
-        cdef Py_ssize_t i, left, right, n_merges
+        cdef Py_ssize_t i, left, right
         cdef Rank result
-        cdef vector[Rank] lefts, rights, results
+        cdef vector[Rank] triples       # left, right, result of each merge, in rank order
         cdef vector[uint8_t] joined     # the two tokens' bytes, one after the other
         cdef const uint8_t* blob
         cdef uint32_t packed_pair[2]
@@ -759,6 +759,7 @@ cdef class MergeTable:
         elif len(merges) % 8:
             raise ValueError(f"merges as bytes must be whole uint32 pairs, got {len(merges)} bytes")
         cdef Py_ssize_t count = len(merges) // 8 if packed else len(merges)
+        triples.reserve(3 * count)
         for i in range(count):
             if packed:
                 memcpy(packed_pair, PyBytes_AS_STRING(merges) + 8 * i, 8)
@@ -781,12 +782,21 @@ cdef class MergeTable:
             if result == NO_RANK:
                 raise ValueError(f"merge {i} ({left}, {right}) makes "
                                  f"{table._token_bytes(left) + table._token_bytes(right)!r}, which is not a token")
-            lefts.push_back(<Rank>left)
-            rights.push_back(<Rank>right)
-            results.push_back(result)
-        n_merges = lefts.size()
+            triples.push_back(<Rank>left)
+            triples.push_back(<Rank>right)
+            triples.push_back(result)
+        table._set_pair_merges(triples, ignore_merges, detect_token_rank)
+        return table
+
+    cdef int _set_pair_merges(self, const vector[Rank]& triples, bint ignore_merges,
+                              bint detect_token_rank) except -1:
+        """Make this table, just built from its tokens, merge by the merges `triples` lists (left id, right
+        id, result id, each a token, the result's bytes the two parts'), merge i with rank i: the pair-rank
+        rule, or tiktoken's where it gives the same ids (from_pair_merges says when)."""
+        cdef Py_ssize_t i, n_merges = triples.size() // 3
         if n_merges > MAX_TOKEN_ID:
             raise ValueError(f"{n_merges} merges: at most {MAX_TOKEN_ID} are supported")
+        cdef MergeTable table = self
         cdef int bits = 4
         while (1 << bits) < 2 * n_merges:
             bits += 1
@@ -794,11 +804,11 @@ cdef class MergeTable:
         table.pair_shift = 64 - bits
         cdef uint64_t key, slot, mask = (1 << bits) - 1
         for i in range(n_merges):
-            key = (<uint64_t>lefts[i] << 32) | <uint64_t>rights[i]
+            key = (<uint64_t>triples[3 * i] << 32) | <uint64_t>triples[3 * i + 1]
             slot = (key * 0x9E3779B97F4A7C15ULL) >> table.pair_shift
             while table.pair_merges[slot].pair != NO_PAIR and table.pair_merges[slot].pair != key:
                 slot = (slot + 1) & mask
-            table.pair_merges[slot] = PairMerge(key, <Rank>i, results[i])   # a repeated pair: the last rank wins
+            table.pair_merges[slot] = PairMerge(key, <Rank>i, triples[3 * i + 2])   # a repeated pair: the last rank wins
         # The filter in front of the table: 16 bits per merge (DeepSeek: 256 KiB, within L2; the table is
         # 4 MiB), so ~1 pair in 16 that is not listed passes it and probes the table.
         bits = 6
@@ -807,7 +817,8 @@ cdef class MergeTable:
         fill_vector(table.pair_bloom, 1 << (bits - 6), 0)
         table.pair_bloom_shift = 64 - bits
         for i in range(n_merges):
-            key = ((<uint64_t>lefts[i] << 32) | <uint64_t>rights[i]) * 0x9E3779B97F4A7C15ULL >> table.pair_bloom_shift
+            key = ((<uint64_t>triples[3 * i] << 32) | <uint64_t>triples[3 * i + 1]) * 0x9E3779B97F4A7C15ULL \
+                >> table.pair_bloom_shift
             table.pair_bloom[key >> 6] |= 1ULL << (key & 63)
         # The first lookups of every piece, as one array read (as pair_of_bytes_rank is for tiktoken's rule).
         fill_vector(table.byte_pair_merges, 65536, PairMerge(NO_PAIR, 0, 0))
@@ -833,11 +844,11 @@ cdef class MergeTable:
                 # HF merges a piece that is a token, and gets that token only where a run can make it; the
                 # others no run ever makes, so leaving them out of the lookups changes no merge.
                 table._keep_whole_only(made_whole)
-            return table
+            return 0
         table.by_pair_rank = True
         if not ignore_merges:
             table._keep_whole_tokens_of_rule()
-        return table
+        return 0
 
     cdef bint _is_token_rank_rule(self, vector[uint8_t]& made_whole) except -1:
         """Whether the pair-rank rule of the listed merges merges as tiktoken's rule does, with the ids as
@@ -858,6 +869,8 @@ cdef class MergeTable:
                 return False
         fill_vector(made_whole, self.max_rank + 1, 0)
         cdef Py_ssize_t rank
+        cdef vector[Py_ssize_t] start
+        cdef vector[Rank] joined
         cdef int64_t last_merge_rank = -1
         cdef Rank left, right
         cdef const PairMerge* merge
@@ -865,7 +878,7 @@ cdef class MergeTable:
             if self.token_len[rank] < 2:
                 made_whole[rank] = self.token_len[rank] == 1
                 continue
-            if not self._token_rank_split(<Rank>rank, &left, &right):
+            if not self._token_rank_split(<Rank>rank, &left, &right, start, joined):
                 continue    # no run of tiktoken's rule ever has t's bytes in two parts
             made_whole[rank] = 1
             merge = self._find_merge(left, right)
@@ -874,15 +887,20 @@ cdef class MergeTable:
             last_merge_rank = merge.merge_rank
         return True
 
-    cdef bint _token_rank_split(self, Rank token, Rank* left, Rank* right) except -1:
+    cdef bint _token_rank_split(self, Rank token, Rank* left, Rank* right, vector[Py_ssize_t]& start,
+                                vector[Rank]& joined) except -1:
         """tiktoken's rule on the bytes of `token`, never making `token` itself: True with the two parts
-        it stops at, or False when it stops at more (then no run ever has those bytes in two parts)."""
+        it stops at, or False when it stops at more (then no run ever has those bytes in two parts).
+        `start` and `joined`: the caller's scratch, reused from token to token (Llama 3's 128,000 tokens
+        paid two allocations each)."""
         cdef Py_ssize_t n = self.token_len[token]
         cdef const uint8_t* data = self.blob.data() + self.token_start[token]
-        cdef vector[Py_ssize_t] start     # part i is data[start[i]:start[i + 1]]
-        cdef vector[Rank] joined          # joined[i]: the rank of parts i and i + 1 together, or NO_RANK
+        # start: part i is data[start[i]:start[i + 1]]; joined[i]: the rank of parts i and i + 1 together,
+        # or NO_RANK
         cdef Py_ssize_t i, best
         cdef Rank r
+        start.clear()
+        joined.clear()
         for i in range(n + 1):
             start.push_back(i)
         for i in range(n - 1):

@@ -42,7 +42,7 @@ from .file_formats import (NESTED_TOO_DEEPLY, TokenizerJsonError, recognise, rec
 from .parts.decoders import (Decoder, JoinedDecoder, byte_level_bytes, decoder_from_json, joined_decoder,
                              needs_token_strings)
 from .parts.fields import field as _field
-from .parts.model import WORD_END, BPEModel, check_model_type, model_from_json
+from .parts.model import WORD_END, BPEModel, CutMerges, check_model_type, cut_merges, model_from_json
 from .parts.normalizers import normalizer_from_json, unicode_form
 from .parts.post_processors import POST_PROCESSORS, post_part as _post_part, post_processor_ids
 from .parts.pre_tokenizers import Metaspace, PreTokenizer
@@ -131,6 +131,20 @@ def _load_json(text: str, name: str = "tokenizer.json") -> dict[str, Any]:
     return _checked_spec(spec, name)
 
 
+def _load_json_cut(text: str, name: str) -> tuple[dict[str, Any], CutMerges | None]:
+    """`_load_json`'s spec with the model's merges left in the text, read in C (`cut_merges`), where they can
+    be; json.loads reads the rest, and where that fails, the whole text (so that its error is about it)."""
+    found = cut_merges(text)
+    if found is not None:
+        try:
+            spec = json.loads(found[0])
+        except (json.JSONDecodeError, RecursionError):
+            pass
+        else:
+            return _checked_spec(spec, name), found[1]
+    return _load_json(text, name), None
+
+
 def _checked_spec(spec: Any, name: str) -> dict[str, Any]:
     """The parsed file, if it is a tokenizer.json; a file of another format is an error naming it (`name`: the
     file's)."""
@@ -148,7 +162,7 @@ def _checked_spec(spec: Any, name: str) -> dict[str, Any]:
 
 
 class _AddedToken:
-    __slots__ = ("id", "content", "single_word", "lstrip", "rstrip", "normalized", "special", "pattern", "decoded")
+    __slots__ = ("content", "decoded", "id", "lstrip", "normalized", "pattern", "rstrip", "single_word", "special")
 
     def __init__(self, spec: Any, index: int) -> None:
         component = f"added_tokens[{index}]"
@@ -272,9 +286,11 @@ class _AddedTokenSplitter:
         # active tokens finds what the two split out, unless an active token can start inside (or where) a
         # token that wins over it: a skipped one of its own pass (whose match hides it), or, for a raw token,
         # a normalized active one (the raw pass runs first; the one search would take the earlier start).
+        active_ids = {id(token) for token in active}     # (a set: Whisper's 1,608 tokens made a list slow)
+
         def contents(normalized: bool, skipped: bool) -> list[str]:
             return [token.content for token in tokens
-                    if token.normalized == normalized and (token not in active) == skipped]
+                    if token.normalized == normalized and (id(token) not in active_ids) == skipped]
         if _starts_inside(contents(False, True), contents(False, False)) or \
                 _starts_inside(contents(True, True), contents(True, False)) or \
                 _starts_inside(contents(True, False), contents(False, False)):
@@ -617,7 +633,11 @@ class TokenizerJsonEncoding(Encoding):
                         spec: dict[str, Any] | None = None) -> TokenizerJsonEncoding:
         """The encoding of the file's `text`; `spec`: the text already parsed (`bytebpe.load_tokenizer` parses
         it once to recognise the format)."""
-        spec = _load_json(text, name) if spec is None else _checked_spec(spec, name)
+        cut = None
+        if spec is None:
+            spec, cut = _load_json_cut(text, name)
+        else:
+            spec = _checked_spec(spec, name)
         model_spec = spec.get("model")      # (its type checked already, by _checked_spec)
         processor = spec.get("post_processor")
         if processor is not None and (not isinstance(processor, dict) or processor.get("type") not in POST_PROCESSORS):
@@ -626,7 +646,7 @@ class TokenizerJsonEncoding(Encoding):
                                      f"{', '.join(POST_PROCESSORS)})")
         pre_tokenizer = PreTokenizer(spec.get("pre_tokenizer"))
         decoder = decoder_from_json(spec.get("decoder"))
-        model = model_from_json(model_spec, pre_tokenizer.byte_level)
+        model = model_from_json(model_spec, pre_tokenizer.byte_level, cut)
         normalize = normalizer_from_json(spec.get("normalizer"))
         tokens = _added_tokens(spec.get("added_tokens", []), model, normalize)
         before, after = post_processor_ids(processor) if add_special_tokens else ([], [])

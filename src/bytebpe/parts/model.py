@@ -24,16 +24,17 @@ from __future__ import annotations
 import array
 import functools
 import itertools
+import json
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import _core, _load, _pretokenize
 from ..file_formats import TokenizerJsonError, shortened
 from ..hf_json import _byte_to_char
 from .fields import field
 
-__all__ = ["WORD_END", "BPEModel", "check_model_type", "model_from_json", "model_type"]
+__all__ = ["WORD_END", "BPEModel", "CutMerges", "check_model_type", "cut_merges", "model_from_json", "model_type"]
 
 _OTHER_MODELS = {
     "WordPiece": "a WordPiece model (BERT-style): use HF tokenizers for it",
@@ -78,11 +79,34 @@ def check_model_type(spec: Any) -> None:
                                  f"{reason or 'bytebpe serves BPE models only'}")
 
 
-def model_from_json(spec: Any, byte_level: bool) -> BPEModel:
+class CutMerges(NamedTuple):
+    """The model's merges left in the file's text, text[start:end], and read from there in C (`strings`):
+    the spec json.loads made of the rest holds [] in their place (`cut_merges`)."""
+    text: str
+    start: int
+    end: int
+    strings: _load.MergeStrings
+
+    def as_list(self) -> list[Any]:
+        return json.loads(self.text[self.start:self.end])   # type: ignore[no-any-return]
+
+
+def cut_merges(text: str) -> tuple[str, CutMerges] | None:
+    """(the text with the model's merges replaced by [], the merges), or None where `_load.cut_merges` cannot
+    find them plainly (json.loads then reads the whole text). The merges are most of a file's text and, as
+    Python objects, a fifth to a half of json.loads's time on it (Llama 3, Qwen 2.5)."""
+    found = _load.cut_merges(text)
+    if found is None:
+        return None
+    start, end, strings = found
+    return text[:start] + "[]" + text[end:], CutMerges(text, start, end, strings)
+
+
+def model_from_json(spec: Any, byte_level: bool, cut: CutMerges | None = None) -> BPEModel:
     """The model a tokenizer.json's "model" describes; `byte_level`: whether the pre-tokenizer maps bytes to
-    characters (its ByteLevel)."""
+    characters (its ByteLevel); `cut`: its merges where they were left out of the spec (`cut_merges`)."""
     check_model_type(spec)
-    return BPEModel(spec, byte_level)
+    return BPEModel(spec, byte_level, cut)
 
 
 class BPEModel:
@@ -92,7 +116,7 @@ class BPEModel:
     `n_vocab`: one past the largest id of the file's vocabulary (the ids of the character-level model's
     partial characters lie above it)."""
 
-    def __init__(self, spec: dict[str, Any], byte_level: bool) -> None:
+    def __init__(self, spec: dict[str, Any], byte_level: bool, cut: CutMerges | None = None) -> None:
         component = "model BPE"
         if spec.get("continuing_subword_prefix") not in (None, ""):
             raise TokenizerJsonError(f"{component}: continuing_subword_prefix is not supported (got "
@@ -112,6 +136,9 @@ class BPEModel:
         self.unk_token = field(spec, "unk_token", (str, type(None)), component, None)
         vocab = field(spec, "vocab", dict, component)
         merges = field(spec, "merges", list, component)
+        self._cut = cut
+        if cut is not None and merges:
+            raise TokenizerJsonError(f"{component}: merges given twice")    # (cut_merges leaves [] there)
         n_vocab = _load.vocab_size(vocab)
         if n_vocab is None:
             _check_vocab_entries(vocab)     # raises, naming the first entry that is wrong
@@ -129,20 +156,47 @@ class BPEModel:
             prefix_merges = self._word_end_merges() if self.end_of_word_suffix else []
         else:
             prefix_merges = self._character_tokens()
-        pairs = _merge_pairs(merges, self.vocab, self.decode_only)
         self.word_split: Callable[[str], list[str]] | None = None
+        read_in_c = None if self.end_of_word_suffix else self._table_read_in_c(
+            cut.strings if cut is not None else _load.MergeStrings.of_list(merges), prefix_merges)
+        if read_in_c is not None:
+            self.table, pairs = read_in_c
+        else:
+            merges = cut.as_list() if cut is not None else merges
+            pairs = _merge_pairs(merges, self.vocab, self.decode_only)
         if not byte_level:
             listed = array.array("I", pairs)
             self._check_merges_of_cut_ids(listed)
             self.word_split = self._word_split(listed)
-        try:
-            self.table = _core.MergeTable.from_pair_merges(self.token_ids, _packed(prefix_merges) + pairs,
-                                                           self.ignore_merges)
-        except ValueError as error:
-            _merge_pairs_one_by_one(merges, self.vocab)     # names the merge whose result is not a token
-            raise TokenizerJsonError(f"{component}: {error}") from None
+        if read_in_c is None:
+            try:
+                self.table = _core.MergeTable.from_pair_merges(self.token_ids, _packed(prefix_merges) + pairs,
+                                                               self.ignore_merges)
+            except ValueError as error:
+                _merge_pairs_one_by_one(merges, self.vocab)     # names the merge whose result is not a token
+                raise TokenizerJsonError(f"{component}: {error}") from None
+
+    def _table_read_in_c(self, merges: _load.MergeStrings,
+                         prefix_merges: list[tuple[int, int]]) -> tuple[_core.MergeTable, bytes] | None:
+        """(the merge table, the file's merges it holds as native uint32 id pairs), read in C straight from the
+        merges' code points (`_load.pair_merge_table`), or None when a merge it leaves out is not one that
+        can be dropped: one of whose tokens only decodes (no piece holds it) and that makes a token. For any
+        other the list path (`_merge_pairs`) reads the file as it always did, naming what is wrong."""
+        table, left_out, pairs = _load.pair_merge_table(self.token_ids, merges, _BYTE_CHARS if self.byte_level else
+                                                        None, self.ignore_merges, _packed(prefix_merges),
+                                                        not self.byte_level)
+        for index in left_out:
+            try:
+                left_id, right_id = _merge_ids(index, merges.merge(index), self.vocab)
+            except TokenizerJsonError:
+                return None
+            if left_id not in self.decode_only and right_id not in self.decode_only:
+                return None
+        return table, pairs or b""
 
     def to_json(self) -> dict[str, Any]:
+        if self._cut is not None:
+            self.spec, self._cut = dict(self.spec, merges=self._cut.as_list()), None
         return self.spec
 
     @functools.cached_property
@@ -395,20 +449,23 @@ def _packed(pairs: list[tuple[int, int]]) -> bytes:
 
 
 def _merge_pairs_one_by_one(merges: list[Any], vocab: dict[str, int]) -> list[tuple[int, int]]:
-    pairs = []
-    for index, merge in enumerate(merges):
-        if isinstance(merge, str):
-            parts = merge.split(" ")
-        elif isinstance(merge, list) and all(isinstance(part, str) for part in merge):
-            parts = merge
-        else:
-            raise TokenizerJsonError(f"model BPE: merge {index} must be 'a b' or ['a', 'b'], got {str(merge)[:80]}")
-        if len(parts) != 2:
-            raise TokenizerJsonError(f"model BPE: merge {index} must name two tokens, got {str(merge)[:80]}")
-        left, right = parts
-        for part in (left, right, left + right):
-            if part not in vocab:
-                raise TokenizerJsonError(f"model BPE: merge {index} {str(merge)[:80]}: {part[:40]!r} is not in the "
-                                         "vocabulary")
-        pairs.append((vocab[left], vocab[right]))
-    return pairs
+    return [_merge_ids(index, merge, vocab) for index, merge in enumerate(merges)]
+
+
+def _merge_ids(index: int, merge: Any, vocab: dict[str, int]) -> tuple[int, int]:
+    """The ids of merge `index`'s two tokens; TokenizerJsonError naming the merge where it is not two tokens
+    of the vocabulary that make one."""
+    if isinstance(merge, str):
+        parts = merge.split(" ")
+    elif isinstance(merge, list) and all(isinstance(part, str) for part in merge):
+        parts = merge
+    else:
+        raise TokenizerJsonError(f"model BPE: merge {index} must be 'a b' or ['a', 'b'], got {str(merge)[:80]}")
+    if len(parts) != 2:
+        raise TokenizerJsonError(f"model BPE: merge {index} must name two tokens, got {str(merge)[:80]}")
+    left, right = parts
+    for part in (left, right, left + right):
+        if part not in vocab:
+            raise TokenizerJsonError(f"model BPE: merge {index} {str(merge)[:80]}: {part[:40]!r} is not in the "
+                                     "vocabulary")
+    return vocab[left], vocab[right]
