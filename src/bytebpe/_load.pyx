@@ -549,6 +549,69 @@ def byte_level_tokens(dict vocab not None, str byte_chars not None):
     return token_ids, decode_only
 
 
+def character_tokens(dict vocab not None, skipped_ids not None, str mark not None, Py_ssize_t n_vocab):
+    """(token bytes -> id, id -> bytes, the one-character tokens, the tokens' flags) of a character-level
+    vocabulary: a token is its UTF-8 ("surrogatepass"), the empty one only decodes, and the ids in
+    `skipped_ids` are left to the caller (byte-fallback tokens). Flags, a bytearray by id (`n_vocab` long,
+    every token's): STARTS_WITH_MARK where the token starts with `mark` (one character), NOT_ENDING_IN_MARK
+    where it is not empty and does not end in it (for `any_pair_flagged`). `vocab`'s ids are ints from 0 to
+    n_vocab - 1 (checked by the caller)."""
+    if len(mark) != 1:
+        raise ValueError("mark must be one character")
+    cdef Py_UCS4 mark_cp = mark[0]
+    cdef dict token_ids = {}, decode_only = {}
+    cdef list characters = []
+    cdef bytearray flags = bytearray(n_vocab)
+    cdef unsigned char* flag = flags
+    cdef Py_ssize_t n, at
+    cdef int kind
+    cdef void* data
+    cdef bint skipping = len(skipped_ids) > 0
+    for token, token_id in vocab.items():
+        if type(token) is not str:
+            raise TypeError(f"a token must be a str, got {type(token).__name__}")
+        at = token_id
+        if not 0 <= at < n_vocab:
+            raise ValueError(f"id {at} is outside 0..{n_vocab - 1}")
+        n = PyUnicode_GET_LENGTH(token)
+        if n:
+            kind = PyUnicode_KIND(token)
+            data = PyUnicode_DATA(token)
+            flag[at] = (STARTS_WITH_MARK if PyUnicode_READ(kind, data, 0) == mark_cp else 0) | \
+                (NOT_ENDING_IN_MARK if PyUnicode_READ(kind, data, n - 1) != mark_cp else 0)
+        if skipping and token_id in skipped_ids:
+            continue
+        if n == 0:
+            decode_only[token_id] = b""
+            continue
+        token_ids[(<str>token).encode("utf-8", "surrogatepass")] = token_id
+        if n == 1:
+            characters.append(token)
+    return token_ids, decode_only, characters, flags
+
+
+cdef enum:
+    STARTS_WITH_MARK = 1
+    NOT_ENDING_IN_MARK = 2
+
+
+def any_pair_flagged(const uint8_t[::1] pairs not None, const uint8_t[::1] flags not None, int left_mask,
+                     int right_mask, bint both):
+    """Whether some (left, right) pair of `pairs` (native uint32 id pairs) has `left_mask` in its left id's
+    flags and (`both`) / or (not `both`) `right_mask` in its right id's; ids past `flags` have none."""
+    if pairs.shape[0] % 8:
+        raise ValueError("pairs must be whole uint32 pairs")
+    cdef const uint32_t* ids = <const uint32_t*>&pairs[0] if pairs.shape[0] else NULL
+    cdef Py_ssize_t i, n_flags = flags.shape[0]
+    cdef bint on_left, on_right
+    for i in range(pairs.shape[0] // 8):
+        on_left = ids[2 * i] < <uint32_t>n_flags and (flags[ids[2 * i]] & left_mask) != 0
+        on_right = ids[2 * i + 1] < <uint32_t>n_flags and (flags[ids[2 * i + 1]] & right_mask) != 0
+        if (on_left and on_right) if both else (on_left or on_right):
+            return True
+    return False
+
+
 def vocab_size(dict vocab not None):
     """One more than the largest id of `vocab` (0 when empty) where its ids are ints (not bools) from 0 to
     2**31 - 2, each given once; else None (the caller then names the entry that is wrong). One pass over the
