@@ -4,8 +4,8 @@
 Every loader asks here before complaining, so that a file handed to the wrong one is an error naming the
 format it is and the loader that reads it ("this is a Mistral Tekken file: use bytebpe.from_tekken_json"),
 and `bytebpe.load_tokenizer` (tokenizer_files.py) dispatches on the answer. Knows formats, not `Encoding`:
-it imports nothing of bytebpe but the compiled core's JSON scan, so every reader, down to serialization.py,
-can use it.
+it imports nothing of bytebpe but the compiled JSON scans (`_core`'s of a Tekken file, `_load`'s of a
+tokenizer.json's merges), so every reader, down to serialization.py, can use it.
 """
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import json
 import re
 from typing import Any, NamedTuple
 
+from . import _load
 from ._core import json_member_span
 
-__all__ = ["TokenizerFileError", "TokenizerJsonError", "Recognised", "FORMATS", "recognise", "recognise_document", "wrong_format"]
+__all__ = ["TokenizerFileError", "TokenizerJsonError", "CutMerges", "Recognised", "FORMATS", "cut_merges", "recognise",
+           "recognise_document", "wrong_format"]
 
 
 class TokenizerFileError(ValueError):
@@ -59,6 +61,29 @@ FORMATS: dict[str, Format] = {
 _TIKTOKEN_LINE = re.compile(rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4}) [0-9]+\r?")
 
 
+class CutMerges(NamedTuple):
+    """The model's merges left in the file's text, text[start:end], and read from there in C (`strings`):
+    the spec json.loads made of the rest holds [] in their place (`cut_merges`)."""
+    text: str
+    start: int
+    end: int
+    strings: _load.MergeStrings
+
+    def as_list(self) -> list[Any]:
+        return json.loads(self.text[self.start:self.end])   # type: ignore[no-any-return]
+
+
+def cut_merges(text: str) -> tuple[str, CutMerges] | None:
+    """(the text with the model's merges replaced by [], the merges), or None where `_load.cut_merges` cannot
+    find them plainly (json.loads then reads the whole text). The merges are most of a file's text and, as
+    Python objects, a fifth to a half of json.loads's time on it (Llama 3, Qwen 2.5)."""
+    found = _load.cut_merges(text)
+    if found is None:
+        return None
+    start, end, strings = found
+    return text[:start] + "[]" + text[end:], CutMerges(text, start, end, strings)
+
+
 class Recognised(NamedTuple):
     kind: str                   # a key of FORMATS, or "corrupt json"
     document: Any = None        # the parsed JSON, for the JSON formats (so that nobody parses it twice)
@@ -66,6 +91,8 @@ class Recognised(NamedTuple):
     # A Tekken file's "vocab" array, left unparsed (the document then has no "vocab"): the loader reads it
     # in C (`_core.tekken_vocab_lines`), or with json where that refuses it.
     unparsed_vocab: memoryview | None = None
+    # A tokenizer.json's merges, left in its text (the document's model then holds [] for them).
+    cut: CutMerges | None = None
 
 
 def recognise_document(document: Any) -> str:
@@ -117,6 +144,9 @@ def recognise(contents: bytes) -> Recognised:
     .tiktoken file is known by its first line, a file that is not text is "binary"."""
     start = contents[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
     if start[:1] in (b"{", b"["):
+        tokenizer_json = _tokenizer_json_without_merges(contents)
+        if tokenizer_json is not None:
+            return tokenizer_json
         tekken = _tekken_without_vocab(contents)
         if tekken is not None:
             return tekken
@@ -146,6 +176,25 @@ def recognise(contents: bytes) -> Recognised:
         # A SentencePiece ModelProto starts with its first piece (field 1, length-delimited: byte 0x0A).
         return Recognised("sentencepiece" if contents[:1] == b"\n" else "binary")
     return Recognised("unknown")
+
+
+def _tokenizer_json_without_merges(contents: bytes) -> Recognised | None:
+    """A tokenizer.json, its model's merges left in the text (`cut_merges`), or None (then the whole file is
+    parsed)."""
+    try:
+        text = contents.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    found = cut_merges(text)
+    if found is None:
+        return None
+    try:
+        document = json.loads(found[0])
+    except (ValueError, RecursionError):
+        return None     # (the whole file's parse says what is wrong, and where)
+    if recognise_document(document) != "tokenizer.json":
+        return None
+    return Recognised("tokenizer.json", document, cut=found[1])
 
 
 def _tekken_without_vocab(contents: bytes) -> Recognised | None:

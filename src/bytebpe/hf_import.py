@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from . import _pretokenize
 from .atomic_write import write_bytes_atomically
 from .encoding import Encoding, _special_token_regex
-from .file_formats import (NESTED_TOO_DEEPLY, TokenizerJsonError, recognise, recognise_document, shortened,
-                           wrong_format)
+from .file_formats import (NESTED_TOO_DEEPLY, CutMerges, TokenizerJsonError, cut_merges, recognise,
+                           recognise_document, shortened, wrong_format)
 from .parts.decoders import (Decoder, JoinedDecoder, byte_level_bytes, decoder_from_json, joined_decoder,
                              needs_token_strings)
 from .parts.fields import field as _field
-from .parts.model import WORD_END, BPEModel, CutMerges, check_model_type, cut_merges, model_from_json
+from .parts.model import WORD_END, BPEModel, check_model_type, model_from_json
 from .parts.normalizers import normalizer_from_json, unicode_form
 from .parts.post_processors import POST_PROCESSORS, post_part as _post_part, post_processor_ids
 from .parts.pre_tokenizers import Metaspace, PreTokenizer
@@ -131,18 +131,26 @@ def _load_json(text: str, name: str = "tokenizer.json") -> dict[str, Any]:
     return _checked_spec(spec, name)
 
 
-def _load_json_cut(text: str, name: str) -> tuple[dict[str, Any], CutMerges | None]:
-    """`_load_json`'s spec with the model's merges left in the text, read in C (`cut_merges`), where they can
-    be; json.loads reads the rest, and where that fails, the whole text (so that its error is about it)."""
+def parse_tokenizer_json(text: str) -> tuple[Any, CutMerges | None]:
+    """json.loads(text), with the model's merges left in the text and read in C (`cut_merges`) where they
+    can be (then the object holds [] in their place); json.loads reads the rest, and where that fails, the
+    whole text, so that json's error is about it."""
     found = cut_merges(text)
     if found is not None:
         try:
-            spec = json.loads(found[0])
+            return json.loads(found[0]), found[1]
         except (json.JSONDecodeError, RecursionError):
             pass
-        else:
-            return _checked_spec(spec, name), found[1]
-    return _load_json(text, name), None
+    return json.loads(text), None
+
+
+def _load_json_cut(text: str, name: str) -> tuple[dict[str, Any], CutMerges | None]:
+    """`_load_json`, by `parse_tokenizer_json`."""
+    try:
+        spec, cut = parse_tokenizer_json(text)
+    except (json.JSONDecodeError, RecursionError):
+        return _load_json(text, name), None     # (raises, as it words the error)
+    return _checked_spec(spec, name), cut
 
 
 def _checked_spec(spec: Any, name: str) -> dict[str, Any]:
@@ -630,10 +638,10 @@ class TokenizerJsonEncoding(Encoding):
 
     @classmethod
     def _from_json_text(cls, text: str, name: str, add_special_tokens: bool = False,
-                        spec: dict[str, Any] | None = None) -> TokenizerJsonEncoding:
+                        spec: dict[str, Any] | None = None, cut: CutMerges | None = None) -> TokenizerJsonEncoding:
         """The encoding of the file's `text`; `spec`: the text already parsed (`bytebpe.load_tokenizer` parses
-        it once to recognise the format)."""
-        cut = None
+        it once to recognise the format), with `cut` where its merges were left in the text
+        (`parse_tokenizer_json`)."""
         if spec is None:
             spec, cut = _load_json_cut(text, name)
         else:

@@ -91,10 +91,11 @@ def load_tokenizer_file(
             raise EncodingFileError(f"{label}: {error}") from None
     if kind == "tokenizer.json":
         # The text is kept as read_text gives it (universal newlines), as from_tokenizer_json keeps it.
-        text = contents.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        text = (found.cut.text if found.cut is not None else contents.decode("utf-8"))
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
         try:
             encoding = TokenizerJsonEncoding._from_json_text(text, Path(label).name, add_special_tokens,
-                                                             found.document)
+                                                             found.document, found.cut)
         except TokenizerJsonError as error:     # (its messages name the component, not the file)
             raise TokenizerJsonError(f"{label}: {error}") from None
         return LoadedTokenizer(kind, encoding)

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytebpe
-from bytebpe import _load
+from bytebpe import _load, file_formats
 from bytebpe.file_formats import TokenizerJsonError
-from bytebpe.parts.model import cut_merges
+from bytebpe.file_formats import cut_merges
 from tests.real_files import locate, real_files
 
 
@@ -181,3 +181,29 @@ def test_the_pairs_of_a_list_and_of_the_text_are_the_same_reading():
         import pickle
 
         pickle.dumps(from_list)
+
+
+def test_every_loader_reads_the_merges_in_c_and_gives_the_same_tokenizer(tmp_path):
+    import bytebpe.hf
+
+    alphabet = [chr(c) for c in range(33, 127)]
+    spec = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                              "use_regex": True},
+            "post_processor": None, "decoder": {"type": "ByteLevel", "add_prefix_space": False,
+                                                "trim_offsets": False, "use_regex": True},
+            "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                      "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                      "vocab": {char: i for i, char in enumerate(alphabet)} | {"ab": 94, "abc": 95},
+                      "merges": [["a", "b"], "ab c"]}}
+    text = json.dumps(spec)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(text, encoding="utf-8")
+    assert file_formats.recognise(text.encode()).cut is not None
+    for enc in (bytebpe.from_tokenizer_json(text), bytebpe.from_tokenizer_json(path), bytebpe.load_tokenizer(path)):
+        assert enc.encode("abcab") == [95, 94]
+    tok = bytebpe.hf.Tokenizer.from_str(text)
+    assert tok.encode("abcab").ids == [95, 94]
+    assert tok._pipeline._cut is not None          # the merges are not parsed ...
+    assert json.loads(tok.to_str())["model"]["merges"] == [["a", "b"], "ab c"]     # ... until asked for
+    assert tok._pipeline._cut is None

@@ -26,13 +26,14 @@ from typing import Any, NamedTuple
 from .. import _decode_streams
 from .. import encoding as _bytebpe_encoding
 from ..atomic_write import write_bytes_atomically
-from ..file_formats import TokenizerJsonError
+from ..file_formats import CutMerges, TokenizerJsonError
 from ..hf_import import (
     TokenizerJsonEncoding,
     _AddedTokenSplitter,
     _checked_spec,
     _load_json,
     _TokenStrings,
+    parse_tokenizer_json,
 )
 from ..parts.post_processors import post_processor_ids
 from .encoding import Encoding, TextRun
@@ -108,11 +109,17 @@ class AddedToken:
 class _Pipeline:
     """Everything a Tokenizer reads of its file: immutable once made (a change makes a new one)."""
 
-    def __init__(self, spec: dict[str, Any], name: str) -> None:
-        self.spec = spec        # the file as HF would write it (truncation and padding live in the settings)
+    def __init__(self, spec: dict[str, Any], name: str, cut: CutMerges | None = None,
+                 text: str | None = None) -> None:
+        """`spec`: the file as HF would write it, truncation and padding set to None (they live in the
+        settings); `cut`: its model's merges, where they were left in the file's text (the spec's model then
+        holds [] for them: `spec` makes the whole); `text`: the file's text, where it holds no truncation or
+        padding (it is then the encoding's, unwritten)."""
+        self._parsed_spec, self._cut = spec, cut
         inner = dict(spec, truncation=None, padding=None)
-        self.encoding = TokenizerJsonEncoding._from_json_text(json.dumps(inner, ensure_ascii=False), name,
-                                                              spec=inner)
+        if text is None:
+            text = json.dumps(dict(self.spec, truncation=None, padding=None), ensure_ascii=False)
+        self.encoding = TokenizerJsonEncoding._from_json_text(text, name, spec=inner, cut=cut)
         parts = self.encoding.file_parts
         self.processor: PostProcessor | None = post_processor_of(spec.get("post_processor"))
         self.vocab: dict[str, int] = dict(parts.model.vocab)
@@ -140,6 +147,20 @@ class _Pipeline:
         self.oracle: Callable[[str, bool], tuple[list[int], list[tuple[int, int]], list[int | None]]] | None = None
         # (made at the first DecodeStream step)
         self._stream_tokens: _decode_streams.StreamTokens | None | bool = False
+
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The whole file as HF would write it (its model's merges parsed when first asked: few calls need
+        them, and they are most of the file)."""
+        if self._cut is not None:
+            model = dict(self._parsed_spec["model"], merges=self._cut.as_list())
+            self._parsed_spec, self._cut = dict(self._parsed_spec, model=model), None
+        return self._parsed_spec
+
+    def part_spec(self, key: str) -> Any:
+        """The file's entry `key`, any but "model" (without parsing the merges)."""
+        return self._parsed_spec.get(key)
 
     def stream_tokens(self) -> _decode_streams.StreamTokens | None:
         """What a DecodeStream decodes by in C (`_decode_streams.StreamTokens`): the core's token bytes for a
@@ -326,9 +347,11 @@ class Tokenizer:
     `from_str`, `from_buffer` or `from_pretrained` (a local directory)."""
 
     def __init__(self, tokenizer_json: str | dict[str, Any], *, name: str = "tokenizer.json") -> None:
+        cut, text = None, None
         if isinstance(tokenizer_json, str):
             if tokenizer_json.lstrip("\ufeff \t\r\n")[:1] == "{":
-                spec = _parsed(tokenizer_json, name)
+                spec, cut = _parsed(tokenizer_json, name)
+                text = tokenizer_json
             else:
                 raise TypeError("Tokenizer(...) takes the text of a tokenizer.json or its parsed object: use "
                                 "Tokenizer.from_file(path) for a path")
@@ -342,7 +365,7 @@ class Tokenizer:
         spec = _checked_spec(dict(spec, truncation=None, padding=None), name)
         self._name = name
         self._oracle: Any = None
-        self._pipeline = self._new_pipeline(spec)
+        self._pipeline = self._new_pipeline(spec, cut, text if truncation is None and padding is None else None)
         self._shared_settings = _Settings(_truncation_of(truncation), _padding_of(padding))
         self._local = threading.local()
 
@@ -358,8 +381,8 @@ class Tokenizer:
         self._shared_settings = settings
         self._local.settings = settings
 
-    def _new_pipeline(self, spec: dict[str, Any]) -> _Pipeline:
-        pipeline = _Pipeline(spec, self._name)
+    def _new_pipeline(self, spec: dict[str, Any], cut: CutMerges | None = None, text: str | None = None) -> _Pipeline:
+        pipeline = _Pipeline(spec, self._name, cut, text)
         pipeline.oracle = self._oracle
         return pipeline
 
@@ -723,7 +746,7 @@ class Tokenizer:
         """The file's added tokens, one per id with the id HF gives it (the last entry of a content wins)."""
         pipeline = self._pipeline
         specs: dict[int, dict[str, Any]] = {}
-        for entry in pipeline.spec.get("added_tokens", []):
+        for entry in pipeline.part_spec("added_tokens") or []:
             token_id = pipeline.added_ids.get(entry.get("content"))
             if token_id is not None:
                 specs[token_id] = dict(entry, id=token_id)
@@ -774,7 +797,7 @@ class Tokenizer:
     # ---- the parts, as objects transformers reads and sets ----
 
     def _part(self, key: str) -> Any:
-        value = self._pipeline.spec.get(key)
+        value = self._pipeline.part_spec(key)
         return None if value is None else Part(key, value)
 
     def _set_part(self, key: str, value: Any) -> None:
@@ -834,17 +857,18 @@ def _part_json(value: Any, key: str) -> Any:
                     f"{type(value).__name__}")
 
 
-def _parsed(text: str, name: str) -> dict[str, Any]:
-    """The file's JSON object, its truncation and padding (which `_load_json` refuses) taken aside."""
+def _parsed(text: str, name: str) -> tuple[dict[str, Any], CutMerges | None]:
+    """The file's JSON object, its truncation and padding (which `_load_json` refuses) taken aside, and its
+    merges where they were left in the text (`parse_tokenizer_json`)."""
     try:
-        spec = json.loads(text)
+        spec, cut = parse_tokenizer_json(text)
     except json.JSONDecodeError as error:
         raise TokenizerJsonError(f"{name}: not valid JSON: {error}") from None
     except RecursionError:
-        return _load_json(text, name)       # (its error)
+        return _load_json(text, name), None       # (its error)
     if not isinstance(spec, dict):
-        return _load_json(text, name)
-    return spec
+        return _load_json(text, name), None
+    return spec, cut
 
 
 def _looks_like_added_token(token: object) -> bool:

@@ -24,17 +24,16 @@ from __future__ import annotations
 import array
 import functools
 import itertools
-import json
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from .. import _core, _load, _pretokenize
-from ..file_formats import TokenizerJsonError, shortened
+from ..file_formats import CutMerges, TokenizerJsonError, shortened
 from ..hf_json import _byte_to_char
 from .fields import field
 
-__all__ = ["WORD_END", "BPEModel", "CutMerges", "check_model_type", "cut_merges", "model_from_json", "model_type"]
+__all__ = ["WORD_END", "BPEModel", "check_model_type", "model_from_json", "model_type"]
 
 _OTHER_MODELS = {
     "WordPiece": "a WordPiece model (BERT-style): use HF tokenizers for it",
@@ -81,29 +80,6 @@ def check_model_type(spec: Any) -> None:
         reason = _OTHER_MODELS.get(kind) if isinstance(kind, str) else None
         raise TokenizerJsonError(f"model {str(kind)[:40]!r} is not supported: "
                                  f"{reason or 'bytebpe serves BPE models only'}")
-
-
-class CutMerges(NamedTuple):
-    """The model's merges left in the file's text, text[start:end], and read from there in C (`strings`):
-    the spec json.loads made of the rest holds [] in their place (`cut_merges`)."""
-    text: str
-    start: int
-    end: int
-    strings: _load.MergeStrings
-
-    def as_list(self) -> list[Any]:
-        return json.loads(self.text[self.start:self.end])   # type: ignore[no-any-return]
-
-
-def cut_merges(text: str) -> tuple[str, CutMerges] | None:
-    """(the text with the model's merges replaced by [], the merges), or None where `_load.cut_merges` cannot
-    find them plainly (json.loads then reads the whole text). The merges are most of a file's text and, as
-    Python objects, a fifth to a half of json.loads's time on it (Llama 3, Qwen 2.5)."""
-    found = _load.cut_merges(text)
-    if found is None:
-        return None
-    start, end, strings = found
-    return text[:start] + "[]" + text[end:], CutMerges(text, start, end, strings)
 
 
 def model_from_json(spec: Any, byte_level: bool, cut: CutMerges | None = None) -> BPEModel:
