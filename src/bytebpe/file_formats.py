@@ -16,8 +16,17 @@ from typing import Any, NamedTuple
 from . import _load
 from ._core import json_member_span
 
-__all__ = ["TokenizerFileError", "TokenizerJsonError", "CutMerges", "Recognised", "FORMATS", "cut_merges", "recognise",
-           "recognise_document", "wrong_format"]
+__all__ = [
+    "FORMATS",
+    "CutMerges",
+    "Recognised",
+    "TokenizerFileError",
+    "TokenizerJsonError",
+    "cut_merges",
+    "recognise",
+    "recognise_document",
+    "wrong_format",
+]
 
 
 class TokenizerFileError(ValueError):

@@ -401,6 +401,30 @@ def test_random_and_crafted_bytes(trained):
     assert [p.piece for p in read_model_proto(ok).pieces] == ["<unk>", "a"]
 
 
+def test_the_pieces_read_in_c_are_what_the_python_reader_reads(trained):
+    """The compiled reader of the pieces (`_load.sentencepiece_pieces`) is a fast path: on every file it reads
+    what the Python reader reads, and on a damaged file it declines or reads the same, never differently."""
+    from bytebpe import _load, sentencepiece_model
+
+    small = [_read(path) for path in sorted(trained.values())]
+    files = [_read(path) for path in SHIPPED] + small
+    for data in files:
+        assert _load.sentencepiece_pieces(data) is not None
+        assert sentencepiece_model._parse(data) == sentencepiece_model._parse_all(data)
+    rng = random.Random(7)
+    for data in small[:3]:
+        for _ in range(100):
+            at = rng.randrange(len(data))
+            damaged = data[:at] + bytes([rng.getrandbits(8)]) + data[at + 1:]
+            outcomes = []
+            for parse in (sentencepiece_model._parse, sentencepiece_model._parse_all):
+                try:
+                    outcomes.append(repr(parse(damaged)))     # (repr: a damaged score may be a NaN)
+                except SentencePieceModelError as error:
+                    outcomes.append(str(error))
+            assert outcomes[0] == outcomes[1]
+
+
 # ------------------------------------------------------------------------------------------------------------
 # (4) Refusals.
 

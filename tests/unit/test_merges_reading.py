@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 import bytebpe
 from bytebpe import _load, file_formats
-from bytebpe.file_formats import TokenizerJsonError
-from bytebpe.file_formats import cut_merges
+from bytebpe.file_formats import TokenizerJsonError, cut_merges
 from tests.real_files import locate, real_files
 
 
