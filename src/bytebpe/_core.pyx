@@ -822,14 +822,17 @@ cdef class MergeTable:
             table.pair_bloom[key >> 6] |= 1ULL << (key & 63)
         # The first lookups of every piece, as one array read (as pair_of_bytes_rank is for tiktoken's rule).
         fill_vector(table.byte_pair_merges, 65536, PairMerge(NO_PAIR, 0, 0))
+        # (From the merges of two single bytes: a small vocabulary's load paid 65,536 lookups here.)
         cdef const PairMerge* merge
         cdef int b0, b1
-        for b0 in range(256):
-            for b1 in range(256):
-                if table.byte_rank[b0] != NO_RANK and table.byte_rank[b1] != NO_RANK:
-                    merge = table._find_merge(table.byte_rank[b0], table.byte_rank[b1])
-                    if merge != NULL:
-                        table.byte_pair_merges[b0 << 8 | b1] = merge[0]
+        cdef Rank left, right
+        for i in range(n_merges):
+            left, right = triples[3 * i], triples[3 * i + 1]
+            if table.token_len[left] == 1 and table.token_len[right] == 1:
+                b0 = table.blob[table.token_start[left]]
+                b1 = table.blob[table.token_start[right]]
+                merge = table._find_merge(left, right)    # (a pair listed twice: its last rank, as above)
+                table.byte_pair_merges[b0 << 8 | b1] = merge[0]
         table.n_merges = n_merges
         cdef vector[uint8_t] made_whole     # rank -> 1 when tiktoken's rule can make the token from parts
         table.whole_pieces = ignore_merges
