@@ -741,6 +741,73 @@ cdef Py_ssize_t _piece_field(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_ss
     return i
 
 
+def formable_splits(list pieces not None, list candidates not None, frozen not None):
+    """Where SentencePiece's BPE can form each of `candidates` (ids of `pieces`, shortest first) from two
+    symbols: [(id, k), ...], each split of a formable candidate into its first k characters and the rest,
+    both symbols -- a character not in `frozen` (the user-defined one-character pieces), or a candidate
+    formable itself (sentencepiece_model._derive_merges says why; it checks the rest). One lookup of
+    each part's UTF-8 in a table of the candidates, where Python made two strings per split."""
+    cdef dict by_bytes = {}
+    cdef Py_ssize_t i, k, n, index
+    for index in candidates:
+        by_bytes[(<str>pieces[index]).encode("utf-8")] = index
+    cdef MergeTable table = MergeTable(by_bytes) if by_bytes else None
+    cdef vector[uint8_t] formable
+    formable.assign(len(pieces), 0)
+    cdef vector[uint32_t] frozen_cps
+    for char in frozen:
+        frozen_cps.push_back(ord(char))
+    cdef vector[Py_ssize_t] ends     # the end of each character in the piece's UTF-8
+    cdef const uint8_t* data
+    cdef Py_ssize_t size, first_end, last_start
+    cdef bytes encoded
+    cdef Rank part
+    cdef bint left_ok, right_ok, any_split
+    cdef list splits = []
+    cdef int kind
+    cdef void* chars
+    for index in candidates:
+        piece = pieces[index]
+        encoded = (<str>piece).encode("utf-8")
+        data = <const uint8_t*>PyBytes_AS_STRING(encoded)
+        size = len(encoded)
+        n = PyUnicode_GET_LENGTH(piece)
+        kind = PyUnicode_KIND(piece)
+        chars = PyUnicode_DATA(piece)
+        ends.clear()
+        for i in range(size):
+            if i + 1 == size or (data[i + 1] & 0xC0) != 0x80:
+                ends.push_back(i + 1)
+        any_split = False
+        for k in range(1, n):
+            if k == 1:
+                left_ok = not _in(frozen_cps, PyUnicode_READ(kind, chars, 0))
+            else:
+                part = table.rank_of(data, ends[k - 1])
+                left_ok = part != NO_RANK and formable[part]
+            if not left_ok:
+                continue
+            if k == n - 1:
+                right_ok = not _in(frozen_cps, PyUnicode_READ(kind, chars, n - 1))
+            else:
+                part = table.rank_of(data + ends[k - 1], size - ends[k - 1])
+                right_ok = part != NO_RANK and formable[part]
+            if right_ok:
+                splits.append((index, k))
+                any_split = True
+        if any_split:
+            formable[index] = 1
+    return splits
+
+
+cdef inline bint _in(const vector[uint32_t]& cps, uint32_t cp) noexcept:
+    cdef size_t i
+    for i in range(cps.size()):
+        if cps[i] == cp:
+            return True
+    return False
+
+
 def vocab_size(dict vocab not None):
     """One more than the largest id of `vocab` (0 when empty) where its ids are ints (not bools) from 0 to
     2**31 - 2, each given once; else None (the caller then names the entry that is wrong). One pass over the

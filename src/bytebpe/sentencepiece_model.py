@@ -31,6 +31,7 @@ What that pipeline cannot state exactly is refused with :class:`SentencePieceMod
 from __future__ import annotations
 
 import base64
+import itertools
 import math
 import struct
 from dataclasses import dataclass, field
@@ -553,25 +554,20 @@ def _derive_merges(model: SentencePieceModel) -> list[tuple[str, str]]:
     give all their whitespace-run pieces one score).  Two different pieces of one score that are not runs of
     one character would compete by position in SentencePiece but by rank in HF: refused."""
     pieces = model.pieces
-    by_piece = model.piece_to_id()
     types = {p.piece: p.type for p in pieces}
     mergeable = (PieceType.NORMAL, PieceType.UNUSED)
-    candidates = sorted((p.piece for p in pieces if p.type in mergeable and len(p.piece) > 1), key=len)
-    formable: set = set()
+    candidates = sorted((index for index, p in enumerate(pieces) if p.type in mergeable and len(p.piece) > 1),
+                        key=lambda index: len(pieces[index].piece))
     # A symbol: one character that is not a user-defined piece, or a formable piece (all longer than one).
     frozen = {p.piece for p in pieces if p.type == PieceType.USER_DEFINED and len(p.piece) == 1}
 
     merges: list[tuple[float, int, int, int, str, str]] = []
     by_score: dict[float, int] = {}
-    for w in candidates:
-        last = len(w) - 1
-        found = [(w[:k], w[k:]) for k in range(1, last + 1)
-                 if (w[:k] in formable if k > 1 else w[0] not in frozen)
-                 and (w[k:] in formable if k < last else w[last] not in frozen)]
-        if not found:
-            continue
-        formable.add(w)
-        wid = by_piece[w]
+    # (compiled: every split of every candidate whose two parts are symbols)
+    splits = _load.formable_splits([p.piece for p in pieces], candidates, frozen)
+    for wid, group in itertools.groupby(splits, key=lambda split: split[0]):
+        w = pieces[wid].piece
+        found = [(w[:k], w[k:]) for _, k in group]
         if types[w] == PieceType.UNUSED:
             raise _refuse(
                 f"UNUSED piece {w!r} (id {wid})",
