@@ -40,7 +40,7 @@ def _loaders(path: Path) -> tuple[Callable[[], Any], Callable[[], Any], Callable
                                   Callable[[Any, str], list[int]], str]:
     import bytebpe
 
-    if path.suffix == ".model":
+    if ".model" in path.name:
         import sentencepiece
 
         return (lambda: bytebpe.load_tokenizer(path),

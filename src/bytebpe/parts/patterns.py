@@ -27,6 +27,11 @@ _ONIGURUMA_ONLY = re.compile(r"\\[hHRXKGyYO]|\(\?~|\\g<|\\g'")
 _ONIG_INTERVAL_PLUS = re.compile(r"(\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()|?*+{])(\{\d+(?:,\d*)?\})\+")
 
 
+def _without_interval_plus(onig: str) -> str:
+    # (only where "}+" is: the rewrite's search took 0.1 s on a 768-token alternation that has none)
+    return _ONIG_INTERVAL_PLUS.sub(r"(?:\1\2)+", onig) if "}+" in onig else onig
+
+
 def python_pattern(onig: str, component: str) -> str:
     """An Oniguruma pattern (HF's regex engine) as `regex` reads it the same way, HF's classes spelled out,
     or an error naming the construct."""
@@ -36,7 +41,7 @@ def python_pattern(onig: str, component: str) -> str:
                                  "that bytebpe does not translate")
     if re.search(r"\[[^\]]*&&", onig):
         raise TokenizerJsonError(f"{component}: class intersection '&&' in pattern {onig!r} is not supported")
-    return with_oracle_classes(_ONIG_INTERVAL_PLUS.sub(r"(?:\1\2)+", onig), "hf")
+    return with_oracle_classes(_without_interval_plus(onig), "hf")
 
 
 def compiled_pattern(pattern: Any, component: str) -> regex.Pattern[str]:
@@ -52,7 +57,7 @@ def compiled_pattern(pattern: Any, component: str) -> regex.Pattern[str]:
     if kind != "Regex":
         raise TokenizerJsonError(f"{component}: pattern kind {kind!r} is not String or Regex")
     try:
-        regex.compile(_ONIG_INTERVAL_PLUS.sub(r"(?:\1\2)+", source))     # errors name the file's pattern
+        regex.compile(_without_interval_plus(source))     # errors name the file's pattern
         return regex.compile(python_pattern(source, component))
     except regex.error as error:
         raise TokenizerJsonError(f"{component}: pattern {source!r} does not compile: {error}") from None
