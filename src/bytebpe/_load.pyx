@@ -1,11 +1,17 @@
 # cython: language_level=3
 # distutils: language = c++
-"""The loops of reading a tokenizer.json's model that took most of a load in Python (parts/model.py).
+"""The loops of reading a model file that took most of a load in Python (parts/model.py,
+sentencepiece_model.py).
 
-A file lists its merges as strings of two tokens ("a b", as older files write them) or as two-item lists,
-by the tokens' text; the merge table takes them as pairs of ids. Llama 3's 280,147 merges took 0.23 s to
-split and look up in Python; here each merge costs a substring and two dict lookups. And a byte-level
-vocabulary's tokens become the bytes their characters stand for.
+A tokenizer.json lists its merges as strings of two tokens ("a b", as older files write them) or as two-item
+lists, by the tokens' text; the merge table takes them as ids. `cut_merges` reads them straight from the
+file's text into one array of code points (`MergeStrings`), leaving json.loads the rest, and
+`pair_merge_table` looks each merge's tokens up in the merge table itself, as bytes: Llama 3's 280,147
+merges took 0.23 s to split and look up in Python, then ~0.1 s as substrings and dict lookups here. The
+vocabulary's tokens become bytes (`byte_level_tokens`, `character_tokens`); a SentencePiece model's pieces
+are read from its protobuf (`sentencepiece_pieces`) and its merges' splits found (`formable_splits`). Each
+reader of file bytes either reads exactly what the Python reader would or declines (None), leaving the
+file and its error to that reader. `merge_pair_ids` is the list path those fall back to.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.long cimport PyLong_AsLongLongAndOverflow
