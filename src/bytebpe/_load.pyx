@@ -148,14 +148,26 @@ cdef class MergeStrings:
         return at if spaces == 1 else NOT_TWO
 
     def __len__(self):
-        return self.begin.size() - 1
+        return self.begin.size() - 1 if self.begin.size() else 0
+
+    def release(self):
+        """Free the code points once the table is made (Llama 3's: ~13 MB, which an encoding would keep
+        for nothing); `pair` and `merge` then know no merge."""
+        self.cps.clear()
+        self.cps.shrink_to_fit()
+        self.begin.clear()
+        self.begin.shrink_to_fit()
+        self.split.clear()
+        self.split.shrink_to_fit()
+        self.element.clear()
+        self.element.shrink_to_fit()
 
     def __reduce__(self):
         raise TypeError("MergeStrings is a loader's scratch: it cannot be pickled")
 
     def pair(self, Py_ssize_t index):
         """Merge `index`'s two tokens as read here, or None where it is not two tokens."""
-        if not 0 <= index < <Py_ssize_t>self.begin.size() - 1:
+        if not 0 <= index < len(self):
             raise IndexError(index)
         if self.split[index] == NOT_TWO:
             return None
@@ -165,7 +177,7 @@ cdef class MergeStrings:
 
     def merge(self, Py_ssize_t index):
         """Merge `index` as json.loads gives it."""
-        if not 0 <= index < <Py_ssize_t>self.begin.size() - 1:
+        if not 0 <= index < len(self):
             raise IndexError(index)
         if type(self.source) is list:
             return self.source[index]

@@ -176,6 +176,10 @@ def test_the_pairs_of_a_list_and_of_the_text_are_the_same_reading():
     _, cut = cut_merges(tokenizer_json(merges))
     assert [cut.strings.merge(index) for index in range(len(cut.strings))] == merges
     assert cut.as_list() == merges
+    cut.strings.release()                   # (a loader frees them once the table is made)
+    assert len(cut.strings) == 0 and cut.as_list() == merges
+    with pytest.raises(IndexError):
+        cut.strings.pair(0)
     with pytest.raises(TypeError, match="cannot be pickled"):
         import pickle
 

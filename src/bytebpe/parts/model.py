@@ -137,8 +137,11 @@ class BPEModel:
         else:
             prefix_merges = self._character_tokens()
         self.word_split: Callable[[str], list[str]] | None = None
-        read_in_c = None if self.end_of_word_suffix else self._table_read_in_c(
-            cut.strings if cut is not None else _load.MergeStrings.of_list(merges), prefix_merges)
+        read_in_c = None
+        if not self.end_of_word_suffix:
+            strings = cut.strings if cut is not None else _load.MergeStrings.of_list(merges)
+            read_in_c = self._table_read_in_c(strings, prefix_merges)
+            strings.release()       # (the cut keeps only its text, for `to_json`)
         if read_in_c is not None:
             self.table, pairs = read_in_c
         else:
@@ -161,9 +164,12 @@ class BPEModel:
         merges' code points (`_load.pair_merge_table`), or None when a merge it leaves out is not one that
         can be dropped: one of whose tokens only decodes (no piece holds it) and that makes a token. For any
         other the list path (`_merge_pairs`) reads the file as it always did, naming what is wrong."""
-        table, left_out, pairs = _load.pair_merge_table(self.token_ids, merges, _BYTE_CHARS if self.byte_level else
-                                                        None, self.ignore_merges, _packed(prefix_merges),
-                                                        not self.byte_level)
+        try:
+            table, left_out, pairs = _load.pair_merge_table(self.token_ids, merges, _BYTE_CHARS if self.byte_level
+                                                            else None, self.ignore_merges, _packed(prefix_merges),
+                                                            not self.byte_level)
+        except ValueError:
+            return None     # (a table the core refuses: the list path words the error)
         for index in left_out:
             try:
                 left_id, right_id = _merge_ids(index, merges.merge(index), self.vocab)
