@@ -694,7 +694,7 @@ def sentencepiece_pieces(const uint8_t[::1] data not None):
     (see above)."""
     cdef const uint8_t* s = &data[0] if data.shape[0] else NULL
     cdef Py_ssize_t n = data.shape[0], i = 0, start, end, j, piece_start, piece_end
-    cdef uint64_t number, value
+    cdef uint64_t number
     cdef int wire
     cdef float score
     cdef int64_t piece_type

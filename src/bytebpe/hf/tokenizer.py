@@ -148,7 +148,6 @@ class _Pipeline:
         # (made at the first DecodeStream step)
         self._stream_tokens: _decode_streams.StreamTokens | None | bool = False
 
-
     @property
     def spec(self) -> dict[str, Any]:
         """The whole file as HF would write it (its model's merges parsed when first asked: few calls need
